@@ -1,0 +1,102 @@
+"""MkDocs hook: a chapter's header, and every chapter and practice page as a notebook.
+
+A page whose front matter has ``level`` is a chapter. Below its title the hook shows the
+level, the reading time (the page's words at 200 a minute, code included), what the
+reader will learn (``learn``, a list), what the chapter assumes (``assumes``, a list), a
+"Download as notebook" link and, when ``docs/practice/chapterNN.py`` exists, a link to
+the chapter's practice notebook. Nothing of this is typed into the page.
+
+The notebooks are written next to each page's HTML (``tools/notebooks.py`` makes them).
+"""
+
+import html
+import math
+import re
+import sys
+from pathlib import Path, PurePosixPath
+
+import jupytext
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # mkdocs loads hooks by path
+
+from tools.notebooks import chapter_notebook  # noqa: E402
+
+WORDS_PER_MINUTE = 200
+TITLE = re.compile(r"^# .*$", re.M)
+CHAPTER_NUMBER = re.compile(r"^(\d+)-")
+
+
+def reading_minutes(markdown: str) -> int:
+    return max(1, math.ceil(len(markdown.split()) / WORDS_PER_MINUTE))
+
+
+def notebook_name(page) -> str:
+    return PurePosixPath(page.file.src_uri).stem + ".ipynb"
+
+
+def practice_link(page, docs_dir: str) -> str:
+    """The relative link from a chapter page to its practice notebook's page, or ''."""
+    number = CHAPTER_NUMBER.match(PurePosixPath(page.file.src_uri).name)
+    if not number or not (Path(docs_dir) / "practice" / f"chapter{number[1]}.py").exists():
+        return ""
+    depth = page.url.count("/")  # chapters/02-self-attention/ -> 2 levels below the root
+    return "../" * depth + f"practice/chapter{number[1]}/"
+
+
+def facts_list(title: str, items) -> str:
+    if not items:
+        return ""
+    lines = "\n".join(f"- {item}" for item in items)
+    return f'<p class="chapter-facts__title">{title}</p>\n\n{lines}\n'
+
+
+def header(page, markdown: str, docs_dir: str) -> str:
+    meta = page.meta
+    links = [f'<a href="{notebook_name(page)}" download>Download as notebook</a>']
+    if practice := practice_link(page, docs_dir):
+        links.append(f'<a href="{practice}">Practice notebook</a>')
+    line = " · ".join(
+        [f'<span class="chapter-facts__level">{html.escape(str(meta["level"]))}</span>',
+         f"{reading_minutes(markdown)} min read", *links]
+    )
+    return (
+        '<div class="chapter-facts" markdown>\n\n'
+        f'<p class="chapter-facts__line">{line}</p>\n\n'
+        f'{facts_list("What you will learn", meta.get("learn"))}\n'
+        f'{facts_list("What it assumes", meta.get("assumes"))}\n'
+        "</div>\n"
+    )
+
+
+def on_page_markdown(markdown, page, config, files):
+    if "level" not in page.meta:
+        return markdown
+    title = TITLE.search(markdown)
+    at = title.end() + 1 if title else 0
+    return markdown[:at] + "\n" + header(page, markdown, config.docs_dir) + "\n" + markdown[at:]
+
+
+def is_practice(page) -> bool:
+    return page.file.src_uri.startswith("practice/") and page.file.src_uri.endswith(".py")
+
+
+def on_page_content(content, page, config, files):
+    if is_practice(page):
+        link = f'<a href="{notebook_name(page)}" download>Download as notebook</a>'
+        return f'<p class="chapter-facts__line">{link}</p>\n{content}'
+    return content
+
+
+def on_post_page(output, page, config):
+    if "level" in page.meta:
+        root = Path(config.config_file_path).parent  # where the snippets' paths start
+        nb = chapter_notebook(Path(page.file.abs_src_path), root, config.repo_url or "")
+    elif is_practice(page):
+        nb = jupytext.read(page.file.abs_src_path)
+    else:
+        return output
+    target = Path(page.file.abs_dest_path).parent / notebook_name(page)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return output
