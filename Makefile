@@ -1,7 +1,8 @@
 # The contributor's front door. Every target creates the environment first if it is missing.
 #   make test      every check: unit tests, every page's blocks and outputs, the site build
 #   make serve     the site at http://127.0.0.1:8000 with live reload
-#   make outputs   rewrite every page's Output blocks (and figures) from what the code prints
+#   make outputs   rewrite every page's Output blocks (and figures) from what the code prints,
+#                  and refill the practice notebooks from exercises/
 #   make site      build the site into site/ (strict)
 
 PYTHON ?= python3
@@ -30,6 +31,7 @@ serve: $(STAMP)
 
 outputs: $(STAMP)
 	$(PY) -m pytest docs README.md --update-outputs -q
+	$(PY) -m tools.notebooks
 
 site: $(STAMP)
 	$(PY) -m mkdocs build --strict

@@ -11,10 +11,13 @@
 # when it is missing.
 
 # %%
-try:
-    import attention  # noqa: F401
-except ImportError:
-    # %pip install --quiet "attention-from-scratch @ git+https://github.com/attention-from-scratch/attention-from-scratch"
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("attention") is None:  # not installed yet: install it
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet",
+                           "attention-from-scratch @ git+https://github.com/attention-from-scratch/attention-from-scratch"])
 
 # %% snippet="exercises/chapter02.py:imports"
 import math
