@@ -17,6 +17,7 @@ class BuiltSite:
     seconds: float
     pages: dict[Path, str] = field(default_factory=dict)  # Markdown source -> HTML
     blog_dir: str = "blog"
+    site_url: str = ""
 
 
 class _Recorder:
@@ -50,7 +51,7 @@ def build_site(config_file: Path, site_dir: Path) -> BuiltSite:
         config.plugins.on_shutdown()
     blog = config.plugins.get("material/blog")
     blog_dir = blog.config.blog_dir if blog is not None else "blog"
-    return BuiltSite(site_dir, time.perf_counter() - start, pages, blog_dir)
+    return BuiltSite(site_dir, time.perf_counter() - start, pages, blog_dir, config.site_url or "")
 
 
 @pytest.fixture(scope="session")

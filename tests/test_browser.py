@@ -1,0 +1,248 @@
+"""The built site in a real browser: Chromium, driven by Playwright, on a local server.
+
+The site is served as GitHub Pages serves it: under the path of ``site_url``, with
+``404.html`` for any address it does not have. Every request the pages make is recorded;
+any that goes to another host fails the tests, so the site provably loads nothing from
+outside itself. Screenshots of the home page and chapter 2, light and dark, are saved
+under ``artifacts/screenshots/`` for a human to look at.
+
+Without Chromium the tests are skipped with a message, except in CI (``CI=true``), where
+a missing browser is a failure.
+"""
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CHAPTER_2 = "chapters/02-self-attention/"
+PHONE = {"width": 390, "height": 844}
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the built site under ``prefix``; a missing page gets 404.html, as on GitHub Pages."""
+
+    prefix = "/"
+
+    def translate_path(self, path):
+        path = urlsplit(path).path
+        if not path.startswith(self.prefix):
+            return str(Path(self.directory) / "does-not-exist")
+        return super().translate_path("/" + path[len(self.prefix):])
+
+    def send_error(self, code, message=None, explain=None):
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.exists():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(built_site):
+    """The base URL of the built site, served on 127.0.0.1 at a free port."""
+    prefix = urlsplit(built_site.site_url).path.rstrip("/") + "/"  # /attention-from-scratch/
+    handler = type("Handler", (SiteHandler,), {"prefix": prefix})
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(built_site.site_dir))
+    )
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}{prefix}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        message = "Chromium not found (install the `chromium` package): browser tests not run"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + ", and CI must run them")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class Visit:
+    """One page load in a fresh context, with everything the browser reported."""
+
+    page: object
+    requests: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    transferred: int = 0  # bytes on the wire: headers and bodies of every response
+
+
+def visit(browser, url: str, expect_status: int = 200, **context_options) -> Visit:
+    context = browser.new_context(**context_options)
+    page = context.new_page()
+    seen = Visit(page)
+    context.on("request", lambda r: seen.requests.append(r.url))
+    context.on("requestfailed", lambda r: seen.failed.append(f"{r.url} ({r.failure})"))
+
+    def finished(request):
+        response = request.response()
+        if response and response.status >= 400 and request.url != url:
+            seen.failed.append(f"{request.url} (HTTP {response.status})")
+        sizes = request.sizes()
+        seen.transferred += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+
+    context.on("requestfinished", finished)
+    # A 404 page's own status shows as a console error too; only the others count.
+    page.on("console", lambda m: seen.errors.append(m.text)
+            if m.type == "error" and m.location.get("url") != url else None)
+    page.on("pageerror", lambda e: seen.errors.append(str(e)))
+    response = page.goto(url, wait_until="networkidle")
+    assert response.status == expect_status, f"{url}: HTTP {response.status}"
+    return seen
+
+
+def page_paths(built_site) -> list[str]:
+    """Every page of the built site, as a path under the site's root."""
+    paths = sorted(p.parent.relative_to(built_site.site_dir).as_posix()
+                   for p in built_site.site_dir.rglob("index.html"))
+    return ["" if p == "." else p + "/" for p in paths]
+
+
+def problems_of(seen: Visit, base: str, html: str) -> list[str]:
+    origin = base[: base.index("/", len("http://"))]
+    found = [f"request to another host: {u}" for u in seen.requests if not u.startswith(origin)]
+    found += [f"failed request: {f}" for f in seen.failed]
+    found += [f"console error: {e}" for e in seen.errors]
+    if 'class="arithmatex"' in html:
+        shown = seen.page.eval_on_selector_all(
+            "math", "ms => ms.filter(m => getComputedStyle(m).display.includes('math')"
+            " && m.getBoundingClientRect().width > 0).length")
+        if not shown:
+            found.append("the page has formulas but shows no typeset math")
+    highlighted = ":is(.highlight, .highlight-ipynb) pre span[class]"  # Material; mkdocs-jupyter
+    if 'class="highlight' in html and not seen.page.locator(highlighted).count():
+        found.append("the page has code but none of it is highlighted")
+    return found
+
+
+@dataclass
+class PageReport:
+    problems: list  # what is wrong with the page on a desktop screen
+    phone_width: int  # document width at a 390-px viewport
+
+
+@pytest.fixture(scope="session")
+def page_reports(browser, server, built_site) -> dict[str, PageReport]:
+    """Every page loaded once, checked on a desktop screen, then narrowed to a phone's width."""
+    reports = {}
+    for path in page_paths(built_site):
+        seen = visit(browser, server + path)
+        html = (built_site.site_dir / path / "index.html").read_text("utf8")
+        problems = problems_of(seen, server, html)
+        seen.page.set_viewport_size(PHONE)
+        width = seen.page.evaluate("document.documentElement.scrollWidth")
+        reports[path or "/"] = PageReport(problems, width)
+        seen.page.context.close()
+    return reports
+
+
+def test_every_page_loads_with_no_error_and_nothing_from_outside(page_reports):
+    assert CHAPTER_2 in page_reports, f"chapter 2 was not built: {sorted(page_reports)}"
+    problems = {path: r.problems for path, r in page_reports.items() if r.problems}
+    assert not problems, problems
+
+
+def test_every_page_fits_a_390_px_phone_without_sideways_scrolling(page_reports):
+    too_wide = {path: r.phone_width for path, r in page_reports.items()
+                if r.phone_width > PHONE["width"]}
+    assert not too_wide, f"pages wider than {PHONE['width']} px: {too_wide}"
+
+
+def test_missing_page_shows_the_custom_404(browser, server):
+    seen = visit(browser, server + "no/such/page/", expect_status=404)
+    assert seen.page.locator("h1").inner_text() == "Page not found"
+    assert problems_of(seen, server, "") == []  # its styles and scripts load from the site root
+    seen.page.context.close()
+
+
+def test_search_for_causal_mask_finds_chapter_2_and_highlights_it(browser, server):
+    seen = visit(browser, server)
+    page = seen.page
+    page.locator("input.md-search__input").click()
+    page.locator("input.md-search__input").press_sequentially("causal mask")  # keystrokes
+    page.locator(".md-search-result__item").first.wait_for(timeout=10_000)
+    section = page.locator(f'.md-search-result a[href*="{CHAPTER_2}"][href$="#24-the-causal-mask"]')
+    assert section.count() == 1, "the results do not list chapter 2's section on the causal mask"
+    page.locator(f'.md-search-result__item a[href*="{CHAPTER_2}"]').first.click()
+    page.wait_for_url(f"**/{CHAPTER_2}**")
+    assert page.locator("mark").count() > 0, "the search term is not highlighted on the page"
+    assert not seen.errors
+    page.context.close()
+
+
+def test_theme_toggle_switches_between_light_and_dark(browser, server):
+    seen = visit(browser, server, color_scheme="light")
+    page = seen.page
+    scheme = lambda: page.get_attribute("body", "data-md-color-scheme")  # noqa: E731
+    assert scheme() == "default"
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    assert scheme() == "slate"
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    assert scheme() == "default"
+    page.context.close()
+
+
+def test_interview_answer_opens_on_click(browser, server):
+    seen = visit(browser, server + CHAPTER_2)
+    question = seen.page.locator("details.question").first
+    answer = question.locator("p").first
+    assert question.get_attribute("open") is None and not answer.is_visible()
+    question.locator("summary").click()
+    assert question.get_attribute("open") is not None and answer.is_visible()
+    seen.page.context.close()
+
+
+def test_questions_page_links_to_each_question_on_its_chapter(browser, server):
+    seen = visit(browser, server + "interview-questions/")
+    links = seen.page.locator(f'article a[href*="{CHAPTER_2.rstrip("/")}"]')
+    assert links.count() >= 8
+    href = links.first.get_attribute("href")
+    links.first.click()
+    seen.page.wait_for_url(f"**/{CHAPTER_2}#q-*")
+    target = seen.page.locator(f'[id="{href.split("#")[1]}"]')
+    assert target.count() == 1 and target.is_visible() or target.bounding_box() is not None
+    seen.page.context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name, path", [("home", ""), ("chapter-2", CHAPTER_2)])
+def test_screenshots_and_transfer_size(browser, server, name, path, scheme, capsys):
+    seen = visit(browser, server + path, color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    expected = "slate" if scheme == "dark" else "default"
+    assert seen.page.get_attribute("body", "data-md-color-scheme") == expected
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    seen.page.screenshot(path=SCREENSHOTS / f"{name}-{scheme}.jpg", full_page=True, quality=80)
+    if scheme == "light":
+        with capsys.disabled():
+            print(f"\n  transfer size of {name}: {seen.transferred / 1024:.0f} KiB "
+                  f"in {len(seen.requests)} requests", end="")
+    seen.page.context.close()
