@@ -17,6 +17,7 @@ from pathlib import Path
 
 from markdown.extensions.toc import slugify
 from mkdocs.structure.files import File
+from mkdocs.utils.meta import get_data
 
 PAGE = "interview-questions.md"
 CHAPTERS = "chapters/"
@@ -50,8 +51,10 @@ def add_anchors(markdown: str) -> str:
 
 
 def chapter_title(markdown: str, fallback: str) -> str:
-    title = TITLE.search(markdown)
-    return title["title"].strip() if title else fallback
+    """The title as MkDocs takes it: front matter ``title``, else the first ``# `` heading."""
+    body, meta = get_data(markdown)
+    title = TITLE.search(body)
+    return str(meta.get("title") or (title["title"].strip() if title else fallback))
 
 
 def questions_page(chapters: list[tuple[str, str]]) -> str:

@@ -1,0 +1,63 @@
+"""What the built site offers a reader, checked in its HTML (the browser tests check the rest)."""
+
+import html
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from mkdocs.utils.meta import get_data
+
+from tests.conftest import ROOT
+from tools.markdown_source import read_page
+
+DOCS = ROOT / "docs"
+
+
+def front_matter(page: Path) -> dict:
+    return get_data(page.read_text("utf8"))[1]
+
+
+def chapters() -> list[Path]:
+    return [p for p in sorted(DOCS.rglob("*.md")) if "level" in front_matter(p)]
+
+
+def test_every_page_with_a_description_has_it_as_meta_description(built_site):
+    for page, output in built_site.pages.items():
+        if page.suffix == ".md" and (description := front_matter(page).get("description")):
+            meta = re.search(r'<meta name="description" content="([^"]*)"', output)
+            assert meta and html.unescape(meta[1]) == description, page
+
+
+def test_no_page_loads_anything_from_another_host(built_site):
+    # What a browser fetches at load: scripts, images, frames, stylesheets and icons (a
+    # canonical link is only an address).
+    external = re.compile(
+        r'<(?:script|img|iframe)\b[^>]*\bsrc="(?:https?:)?//'
+        r'|<link\b(?=[^>]*\brel="(?:stylesheet|icon|preload|modulepreload)")[^>]*\bhref="(?:https?:)?//',
+        re.I,
+    )
+    for page, output in built_site.pages.items():
+        assert not external.search(output), f"{page} loads {external.search(output)[0]}"
+        # Material fetches the repository's stars from api.github.com for this component.
+        assert 'data-md-component="source"' not in output, page
+
+
+def test_chapter_pages_exist():
+    assert chapters(), "no page has `level` in its front matter"
+
+
+@pytest.mark.parametrize("page", chapters(), ids=lambda p: p.stem)
+def test_chapter_notebook_holds_exactly_the_page_blocks(page, built_site):
+    rel = page.relative_to(DOCS).with_suffix("")
+    nb = nbformat.read(built_site.site_dir / rel / f"{rel.name}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    assert code[0].startswith("%pip install")
+    assert code[1:] == [block.code.rstrip("\n") for block in read_page(page, ROOT).blocks]
+
+
+def test_practice_notebooks_are_offered_as_ipynb(built_site):
+    for path in sorted((DOCS / "practice").glob("*.py")):
+        target = built_site.site_dir / "practice" / path.stem / f"{path.stem}.ipynb"
+        nbformat.validate(nbformat.read(target, as_version=4))
