@@ -23,7 +23,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Another Chromium-based browser (Chrome on a Mac) can stand in: CHROMIUM=/path/to/it.
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -70,17 +71,31 @@ def server(built_site):
     httpd.shutdown()
 
 
+def require_chromium(path: str, environ) -> str:
+    """``path`` if Chromium is there; else skip the browser tests, or fail them in CI."""
+    if Path(path).exists():
+        return path
+    message = f"Chromium not found at {path} (install the `chromium` package): browser tests not run"
+    if environ.get("CI") == "true":
+        pytest.fail(message + ", and CI must run them", pytrace=False)
+    pytest.skip(message)
+
+
+def test_missing_chromium_skips_on_a_laptop_but_fails_in_ci(tmp_path):
+    missing = str(tmp_path / "no-chromium")
+    with pytest.raises(pytest.skip.Exception, match="install the `chromium` package"):
+        require_chromium(missing, {})
+    with pytest.raises(pytest.fail.Exception, match="CI must run them"):
+        require_chromium(missing, {"CI": "true"})
+
+
 @pytest.fixture(scope="session")
 def browser():
-    if not Path(CHROMIUM).exists():
-        message = "Chromium not found (install the `chromium` package): browser tests not run"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + ", and CI must run them")
-        pytest.skip(message)
+    executable = require_chromium(CHROMIUM, os.environ)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
 
@@ -96,7 +111,9 @@ class Visit:
     transferred: int = 0  # bytes on the wire: headers and bodies of every response
 
 
-def visit(browser, url: str, expect_status: int = 200, **context_options) -> Visit:
+def visit(browser, url: str, expect_status: int = 200, wait: str = "networkidle",
+          **context_options) -> Visit:
+    """Open ``url`` in a fresh context; ``wait="networkidle"`` waits for every request to end."""
     context = browser.new_context(**context_options)
     page = context.new_page()
     seen = Visit(page)
@@ -115,7 +132,7 @@ def visit(browser, url: str, expect_status: int = 200, **context_options) -> Vis
     page.on("console", lambda m: seen.errors.append(m.text)
             if m.type == "error" and m.location.get("url") != url else None)
     page.on("pageerror", lambda e: seen.errors.append(str(e)))
-    response = page.goto(url, wait_until="networkidle")
+    response = page.goto(url, wait_until=wait)
     assert response.status == expect_status, f"{url}: HTTP {response.status}"
     return seen
 
@@ -200,7 +217,7 @@ def test_search_for_causal_mask_finds_chapter_2_and_highlights_it(browser, serve
 
 
 def test_theme_toggle_switches_between_light_and_dark(browser, server):
-    seen = visit(browser, server, color_scheme="light")
+    seen = visit(browser, server, color_scheme="light", wait="load")
     page = seen.page
     scheme = lambda: page.get_attribute("body", "data-md-color-scheme")  # noqa: E731
     assert scheme() == "default"
@@ -212,7 +229,7 @@ def test_theme_toggle_switches_between_light_and_dark(browser, server):
 
 
 def test_interview_answer_opens_on_click(browser, server):
-    seen = visit(browser, server + CHAPTER_2)
+    seen = visit(browser, server + CHAPTER_2, wait="load")
     question = seen.page.locator("details.question").first
     answer = question.locator("p").first
     assert question.get_attribute("open") is None and not answer.is_visible()
@@ -222,14 +239,16 @@ def test_interview_answer_opens_on_click(browser, server):
 
 
 def test_questions_page_links_to_each_question_on_its_chapter(browser, server):
-    seen = visit(browser, server + "interview-questions/")
+    seen = visit(browser, server + "interview-questions/", wait="load")
     links = seen.page.locator(f'article a[href*="{CHAPTER_2.rstrip("/")}"]')
     assert links.count() >= 8
     href = links.first.get_attribute("href")
     links.first.click()
     seen.page.wait_for_url(f"**/{CHAPTER_2}#q-*")
-    target = seen.page.locator(f'[id="{href.split("#")[1]}"]')
-    assert target.count() == 1 and target.is_visible() or target.bounding_box() is not None
+    anchor = href.split("#")[1]
+    top = seen.page.evaluate(f"document.getElementById('{anchor}').getBoundingClientRect().top")
+    height = seen.page.evaluate("window.innerHeight")
+    assert 0 <= top < height, f"the question #{anchor} is not scrolled into view (top {top})"
     seen.page.context.close()
 
 
