@@ -158,6 +158,9 @@ def problems_of(seen: Visit, base: str, html: str) -> list[str]:
     highlighted = ":is(.highlight, .highlight-ipynb) pre span[class]"  # Material; mkdocs-jupyter
     if 'class="highlight' in html and not seen.page.locator(highlighted).count():
         found.append("the page has code but none of it is highlighted")
+    copy_buttons = seen.page.locator("button[data-md-type=copy]").count()
+    if seen.page.locator(".highlight pre > code").count() and not copy_buttons:
+        found.append("the page's code blocks have no copy button")
     return found
 
 
@@ -235,6 +238,15 @@ def test_interview_answer_opens_on_click(browser, server):
     assert question.get_attribute("open") is None and not answer.is_visible()
     question.locator("summary").click()
     assert question.get_attribute("open") is not None and answer.is_visible()
+    seen.page.context.close()
+
+
+def test_chapter_downloads_as_a_notebook(browser, server):
+    seen = visit(browser, server + CHAPTER_2, wait="load", accept_downloads=True)
+    with seen.page.expect_download() as download:
+        seen.page.get_by_text("Download as notebook").click()
+    assert download.value.suggested_filename == "02-self-attention.ipynb"
+    assert download.value.failure() is None
     seen.page.context.close()
 
 

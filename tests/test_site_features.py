@@ -57,7 +57,19 @@ def test_chapter_notebook_holds_exactly_the_page_blocks(page, built_site):
     assert code[1:] == [block.code.rstrip("\n") for block in read_page(page, ROOT).blocks]
 
 
-def test_practice_notebooks_are_offered_as_ipynb(built_site):
+def test_practice_notebooks_are_offered_as_ipynb_with_a_description(built_site):
     for path in sorted((DOCS / "practice").glob("*.py")):
         target = built_site.site_dir / "practice" / path.stem / f"{path.stem}.ipynb"
         nbformat.validate(nbformat.read(target, as_version=4))
+        output = built_site.pages[path.resolve()]
+        assert f'<a href="{path.stem}.ipynb" download>Download as notebook</a>' in output
+        assert '<meta name="description" content="Practice: ' in output
+
+
+def test_every_page_has_an_edit_link_and_a_previous_or_next_link(built_site):
+    for page, output in built_site.pages.items():
+        src = page.relative_to(DOCS).as_posix()
+        if src.startswith(built_site.blog_dir + "/"):
+            continue  # Material's blog index lists posts; it has no edit action
+        assert re.search(rf'<a href="[^"]*/edit/main/docs/{re.escape(src)}"', output), src
+        assert 'class="md-footer__link' in output, src

@@ -6,7 +6,9 @@ reader will learn (``learn``, a list), what the chapter assumes (``assumes``, a 
 "Download as notebook" link and, when ``docs/practice/chapterNN.py`` exists, a link to
 the chapter's practice notebook. Nothing of this is typed into the page.
 
-The notebooks are written next to each page's HTML (``tools/notebooks.py`` makes them).
+A practice notebook page (``docs/practice/*.py``, rendered by mkdocs-jupyter) gets a
+download link and a meta description. The notebooks are written next to each page's HTML
+(``tools/notebooks.py`` makes them).
 """
 
 import html
@@ -83,6 +85,8 @@ def is_practice(page) -> bool:
 
 def on_page_content(content, page, config, files):
     if is_practice(page):
+        page.meta.setdefault("description", f"{page.title}: starters to complete, self-checks "
+                             "that say what is wrong, and worked solutions, as a notebook.")
         link = f'<a href="{notebook_name(page)}" download>Download as notebook</a>'
         return f'<p class="chapter-facts__line">{link}</p>\n{content}'
     return content
