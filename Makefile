@@ -26,7 +26,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 serve: $(STAMP)
-	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000 --livereload
+	SITE_URL=http://127.0.0.1:8000/ $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000 --livereload
 
 outputs: $(STAMP)
 	$(PY) -m pytest docs README.md --update-outputs -q

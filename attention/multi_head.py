@@ -17,6 +17,7 @@ from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
 def _check_heads(name, n, d, what):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"{name} must be a positive integer, got {n!r}")
@@ -41,6 +42,7 @@ def _check_tokens(fn, x, kv):
             f"{fn}: x and kv must share d_model, got x {x.shape} and kv {kv.shape}"
         )
     return x, kv
+# --8<-- [end:checks]
 
 
 # --8<-- [start:split_merge]

@@ -16,6 +16,7 @@ from attention.softmax import softmax
 # --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
 def _check_inputs(q, k, v, mask):
     """Turn q, k, v into arrays of one floating dtype; raise clear errors on bad shapes."""
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
@@ -56,6 +57,7 @@ def _check_inputs(q, k, v, mask):
                 f"shape {scores_shape} (..., n_q, n_k)"
             )
     return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False), mask
+# --8<-- [end:checks]
 
 
 # --8<-- [start:attention]

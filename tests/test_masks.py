@@ -78,3 +78,14 @@ def test_padding_and_causal_combine():
     _, w = attention(q, k, v, padding_mask([2, 4], 4), causal=True, return_weights=True)
     allowed = padding_mask([2, 4], 4) & causal_mask(4)  # (2, 1, 4, 4)
     assert np.all(w[~allowed] == 0)
+
+
+@pytest.mark.parametrize("n_q, n_k", [(2, 5), (1, 4), (4, 4)])
+def test_causal_mask_matches_torch_causal_lower_right(n_q, n_k):
+    from torch.nn.attention.bias import causal_lower_right
+
+    rng = np.random.default_rng(4)
+    q, k, v = (torch.from_numpy(rng.normal(size=(1, 1, n, 4))) for n in (n_q, n_k, n_k))
+    theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(n_q, n_k))
+    ours = attention(q.numpy(), k.numpy(), v.numpy(), causal_mask(n_q, n_k))
+    assert np.max(np.abs(ours - theirs.numpy())) <= 1e-12

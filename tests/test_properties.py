@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from attention import attention, multi_head_attention, self_attention
 from attention.softmax import softmax
 
-EXAMPLES = 60
+EXAMPLES = 100
 property_settings = settings(max_examples=EXAMPLES, deadline=None)
 
 seeds = st.integers(0, 2**32 - 1)

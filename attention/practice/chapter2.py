@@ -6,8 +6,6 @@ or False. A check never raises because an answer is wrong, so a page can run an 
 starter and show the check's message.
 """
 
-import math
-
 import numpy as np
 
 from attention.multi_head import multi_head_attention
