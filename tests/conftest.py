@@ -33,12 +33,17 @@ class _Recorder:
 
 
 def build_site(config_file: Path, site_dir: Path) -> BuiltSite:
-    """Build like ``mkdocs build --strict``: any warning aborts the build."""
+    """Build like ``mkdocs build --strict``: any warning aborts the build, and is shown."""
     import logging
 
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort
 
+    warnings: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: warnings.append(record.getMessage())
+    logging.getLogger("mkdocs").addHandler(handler)
     logging.getLogger("mkdocs").setLevel(logging.INFO)
     start = time.perf_counter()
     config = load_config(str(config_file), site_dir=str(site_dir), strict=True)
@@ -47,8 +52,11 @@ def build_site(config_file: Path, site_dir: Path) -> BuiltSite:
     config.plugins.on_startup(command="build", dirty=False)
     try:
         build(config)
+    except Abort as abort:
+        raise Abort(f"{abort}\n" + "\n".join(warnings)) from None
     finally:
         config.plugins.on_shutdown()
+        logging.getLogger("mkdocs").removeHandler(handler)
     blog = config.plugins.get("material/blog")
     blog_dir = blog.config.blog_dir if blog is not None else "blog"
     return BuiltSite(site_dir, time.perf_counter() - start, pages, blog_dir, config.site_url or "")
