@@ -18,12 +18,17 @@ def front_matter(page: Path) -> dict:
     return get_data(page.read_text("utf8"))[1]
 
 
+def source_pages(built_site) -> dict[Path, str]:
+    """The pages written in docs/ (the blog plugin also generates archive pages elsewhere)."""
+    return {page: out for page, out in built_site.pages.items() if page.is_relative_to(DOCS)}
+
+
 def chapters() -> list[Path]:
     return [p for p in sorted(DOCS.rglob("*.md")) if "level" in front_matter(p)]
 
 
 def test_every_page_with_a_description_has_it_as_meta_description(built_site):
-    for page, output in built_site.pages.items():
+    for page, output in source_pages(built_site).items():
         if page.suffix == ".md" and (description := front_matter(page).get("description")):
             meta = re.search(r'<meta name="description" content="([^"]*)"', output)
             assert meta and html.unescape(meta[1]) == description, page
@@ -67,7 +72,7 @@ def test_practice_notebooks_are_offered_as_ipynb_with_a_description(built_site):
 
 
 def test_every_page_has_an_edit_link_and_a_previous_or_next_link(built_site):
-    for page, output in built_site.pages.items():
+    for page, output in source_pages(built_site).items():
         src = page.relative_to(DOCS).as_posix()
         if src.startswith(built_site.blog_dir + "/"):
             continue  # Material's blog index lists posts; it has no edit action
