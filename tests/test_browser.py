@@ -255,13 +255,16 @@ def test_chapter_downloads_as_a_notebook(browser, server):
     seen.page.context.close()
 
 
-def test_questions_page_links_to_each_question_on_its_chapter(browser, server):
+def test_questions_page_links_to_each_question_with_instant_navigation(browser, server):
     seen = visit(browser, server + "interview-questions/", wait="load")
     links = seen.page.locator(f'article a[href*="{CHAPTER_2.rstrip("/")}"]')
     assert links.count() >= 8
     href = links.first.get_attribute("href")
+    seen.page.evaluate("window.beforeTheClick = true")
     links.first.click()
     seen.page.wait_for_url(f"**/{CHAPTER_2}#q-*")
+    # Instant navigation: the page was swapped in place, not reloaded.
+    assert seen.page.evaluate("window.beforeTheClick === true")
     anchor = href.split("#")[1]
     top = seen.page.evaluate(f"document.getElementById('{anchor}').getBoundingClientRect().top")
     height = seen.page.evaluate("window.innerHeight")
