@@ -33,23 +33,40 @@ PHONE = {"width": 390, "height": 844}
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves the built site under ``prefix``; a missing page gets 404.html, as on GitHub Pages."""
+    """Serves the built site as GitHub Pages would serve it at ``site_url``.
 
-    prefix = "/"
+    The site lives under ``site_url``'s path; a missing page gets 404.html. The sitemap
+    names pages by their published address, ``site_url``; Material's instant navigation
+    only follows links the sitemap lists on the current host and port, so the sitemap is
+    served with ``site_url`` replaced by this server's address, as if it were the real host.
+    """
+
+    site_url = "/"
+    local_url = "/"
 
     def translate_path(self, path):
         path = urlsplit(path).path
-        if not path.startswith(self.prefix):
+        prefix = urlsplit(self.site_url).path
+        if not path.startswith(prefix):
             return str(Path(self.directory) / "does-not-exist")
-        return super().translate_path("/" + path[len(self.prefix):])
+        return super().translate_path("/" + path[len(prefix):])
+
+    def do_GET(self):
+        if not urlsplit(self.path).path.endswith("/sitemap.xml"):
+            return super().do_GET()
+        sitemap = Path(self.translate_path(self.path)).read_text("utf8")
+        self.send_body(200, "application/xml", sitemap.replace(self.site_url, self.local_url))
 
     def send_error(self, code, message=None, explain=None):
         page = Path(self.directory) / "404.html"
         if code != 404 or not page.exists():
             return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_body(404, "text/html; charset=utf-8", page.read_text("utf8"))
+
+    def send_body(self, status: int, content_type: str, text: str):
+        body = text.encode("utf8")
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -61,13 +78,14 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="session")
 def server(built_site):
     """The base URL of the built site, served on 127.0.0.1 at a free port."""
-    prefix = urlsplit(built_site.site_url).path.rstrip("/") + "/"  # /attention-from-scratch/
-    handler = type("Handler", (SiteHandler,), {"prefix": prefix})
+    site_url = built_site.site_url.rstrip("/") + "/"
+    handler = type("Handler", (SiteHandler,), {"site_url": site_url})
     httpd = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(handler, directory=str(built_site.site_dir))
     )
+    handler.local_url = f"http://127.0.0.1:{httpd.server_address[1]}{urlsplit(site_url).path}"
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}{prefix}"
+    yield handler.local_url
     httpd.shutdown()
 
 
@@ -256,7 +274,7 @@ def test_chapter_downloads_as_a_notebook(browser, server):
 
 
 def test_questions_page_links_to_each_question_with_instant_navigation(browser, server):
-    seen = visit(browser, server + "interview-questions/", wait="load")
+    seen = visit(browser, server + "interview-questions/")  # instant navigation is ready
     links = seen.page.locator(f'article a[href*="{CHAPTER_2.rstrip("/")}"]')
     assert links.count() >= 8
     href = links.first.get_attribute("href")
