@@ -78,3 +78,21 @@ def test_every_page_has_an_edit_link_and_a_previous_or_next_link(built_site):
             continue  # Material's blog index lists posts; it has no edit action
         assert re.search(rf'<a href="[^"]*/edit/main/docs/{re.escape(src)}"', output), src
         assert 'class="md-footer__link' in output, src
+
+
+@pytest.mark.parametrize("page", chapters(), ids=lambda p: p.stem)
+def test_chapter_notebook_runs_top_to_bottom_outside_the_repository(page, built_site, tmp_path, monkeypatch):
+    """As a reader's download would run, minus the install (no network here): the kernel
+    sees the package and nothing else of the repository, and starts in an empty directory."""
+    from nbclient import NotebookClient
+
+    (tmp_path / "site-packages").mkdir()
+    (tmp_path / "site-packages" / "attention").symlink_to(ROOT / "attention")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site-packages"))
+    (tmp_path / "work").mkdir()
+    rel = page.relative_to(DOCS).with_suffix("")
+    nb = nbformat.read(built_site.site_dir / rel / f"{rel.name}.ipynb", as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace("%pip install", "# %pip install", 1)
+    NotebookClient(nb, kernel_name="python3", timeout=300,
+                   resources={"metadata": {"path": str(tmp_path / "work")}}).execute()
+    assert not list((tmp_path / "work").iterdir()), "the notebook wrote files"

@@ -14,6 +14,7 @@ FIXTURE = ROOT / "tests" / "fixtures" / "site_chapter"
 CHAPTER = "chapters/01-fixture.md"
 CONFIG = f"""\
 site_name: Fixture course
+site_url: https://example.org/course/
 repo_url: https://example.org/fixture/course
 theme:
   name: material
@@ -99,7 +100,9 @@ def test_chapter_notebook_holds_the_page_blocks_as_code_cells(fixture_site):
     nb = nbformat.read(out / "chapters" / "01-fixture" / "01-fixture.ipynb", as_version=4)
     nbformat.validate(nb)
     code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
-    assert code[0] == '%pip install --quiet "attention-from-scratch @ git+https://example.org/fixture/course"'
+    install = '%pip install --quiet "attention-from-scratch @ git+https://example.org/fixture/course" matplotlib'
+    assert code[0].split("\n")[0] == install  # the page imports matplotlib, not torch
+    assert 'sys.modules["tools.figures"]' in code[0]  # save_svg works outside the repository
     page = read_page(src / "docs" / CHAPTER, src)
     assert code[1:] == [block.code.rstrip("\n") for block in page.blocks]
     prose = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
@@ -107,3 +110,4 @@ def test_chapter_notebook_holds_the_page_blocks_as_code_cells(fixture_site):
     assert "**What is two plus two?**" in prose and "???" not in prose and "===" not in prose
     assert "```{.python notest}" in prose  # a block that does not run stays prose
     assert "level: Beginner" not in prose  # no front matter
+    assert "[home](https://example.org/course/)" in prose  # links work from a notebook

@@ -95,7 +95,8 @@ def on_page_content(content, page, config, files):
 def on_post_page(output, page, config):
     if "level" in page.meta:
         root = Path(config.config_file_path).parent  # where the snippets' paths start
-        nb = chapter_notebook(Path(page.file.abs_src_path), root, config.repo_url or "")
+        page_url = (config.site_url or "") + page.url
+        nb = chapter_notebook(Path(page.file.abs_src_path), root, config.repo_url or "", page_url)
     elif is_practice(page):
         nb = jupytext.read(page.file.abs_src_path)
     else:
