@@ -96,3 +96,10 @@ def test_chapter_notebook_runs_top_to_bottom_outside_the_repository(page, built_
     NotebookClient(nb, kernel_name="python3", timeout=300,
                    resources={"metadata": {"path": str(tmp_path / "work")}}).execute()
     assert not list((tmp_path / "work").iterdir()), "the notebook wrote files"
+
+
+def test_logo_and_favicon_are_the_course_svg(built_site):
+    assert (built_site.site_dir / "assets" / "logo.svg").read_text("utf8").startswith("<svg")
+    for page, output in source_pages(built_site).items():
+        assert re.search(r'<link rel="icon" href="[^"]*assets/logo\.svg"', output), page
+        assert re.search(r'<img src="[^"]*assets/logo\.svg" alt="logo">', output), page
