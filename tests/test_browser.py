@@ -300,6 +300,7 @@ def test_screenshots_and_transfer_size(browser, server, name, path, scheme, caps
     seen.page.screenshot(path=SCREENSHOTS / f"{name}-{scheme}.jpg", full_page=True, quality=80)
     if scheme == "light":
         with capsys.disabled():
-            print(f"\n  transfer size of {name}: {seen.transferred / 1024:.0f} KiB "
-                  f"in {len(seen.requests)} requests", end="")
+            print(f"\n  transfer size of {name}: {seen.transferred / 1024:.0f} KiB in "
+                  f"{len(seen.requests)} requests (uncompressed: the test server does not gzip)",
+                  end="")
     seen.page.context.close()
