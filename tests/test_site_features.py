@@ -59,6 +59,7 @@ def test_chapter_notebook_holds_exactly_the_page_blocks(page, built_site):
     nbformat.validate(nb)
     code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
     assert code[0].startswith("%pip install")
+    assert nb.cells[1].cell_type == "markdown" and nb.cells[1].source.startswith("# ")  # a title
     assert code[1:] == [block.code.rstrip("\n") for block in read_page(page, ROOT).blocks]
 
 

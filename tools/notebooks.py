@@ -22,6 +22,7 @@ from urllib.parse import urljoin
 
 import jupytext
 import nbformat
+from mkdocs.utils.meta import get_data
 
 from tools.markdown_source import CONTAINER, expand_snippets, lift_containers, read_page
 
@@ -67,6 +68,9 @@ def chapter_notebook(path: Path, root: Path, repo_url: str, page_url: str) -> nb
         cells.append(nbformat.v4.new_code_cell(block.code.rstrip("\n")))
         start = block.output_span[1] if block.output_span else block.end
     cells.append(nbformat.v4.new_markdown_cell(prose(lines[start:], page_url)))
+    title = get_data(text)[1].get("title")
+    if title and not re.search(r"^# ", text, re.M):  # the page's title is in its front matter
+        cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
     code = "\n".join(block.code for block in page.blocks)
     cells.insert(0, nbformat.v4.new_code_cell(install_cell(repo_url, code)))
     return notebook([cell for cell in cells if cell.source.strip()])
