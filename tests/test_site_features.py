@@ -104,3 +104,12 @@ def test_logo_and_favicon_are_the_course_svg(built_site):
     for page, output in source_pages(built_site).items():
         assert re.search(r'<link rel="icon" href="[^"]*assets/logo\.svg"', output), page
         assert re.search(r'<img src="[^"]*assets/logo\.svg" alt="logo">', output), page
+
+
+def test_names_and_ordinary_symbols_are_not_typeset_as_operators():
+    from tools.mkdocs_hooks import on_page_content
+
+    html = on_page_content(
+        '<span class="arithmatex">\\(\\operatorname{softmax}(x) = -\\infty\\)</span>', None, None, None
+    )
+    assert "<mi>softmax</mi>" in html and "<mi>&#x0221E;</mi>" in html and "<mo>softmax" not in html

@@ -22,7 +22,8 @@ INLINE_MATH = re.compile(r'<span class="arithmatex">\\\((.+?)\\\)</span>', re.S)
 DISPLAY_MATH = re.compile(r'<div class="arithmatex">\\\[(.+?)\\\]</div>', re.S)
 # latex2mathml writes \operatorname{softmax} as an operator, <mo>softmax</mo>, which gets
 # an operator's space on both sides: "softmax (x)". A multi-letter <mi> is upright text.
-WORD_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
+# The same for symbols that are ordinary in TeX (∞, ∂, ∇, ∅): as operators, "-∞" reads "- ∞".
+NOT_AN_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,}|&#x0221E;|&#x02202;|&#x02207;|&#x02205;)</mo>")
 
 
 def stamp_admonition() -> str:
@@ -38,7 +39,7 @@ def on_page_markdown(markdown, page, config, files):
 def typeset(match, display):
     tex = html.unescape(match.group(1)).strip()
     mathml = convert(tex, display="block" if display else "inline")
-    mathml = WORD_OPERATOR.sub(r"<mi>\1</mi>", mathml)
+    mathml = NOT_AN_OPERATOR.sub(r"<mi>\1</mi>", mathml)
     mathml = mathml.replace("<math ", f'<math aria-label="{html.escape(tex)}" ', 1)
     if display:
         return f'<div class="arithmatex">{mathml}</div>'
