@@ -5,5 +5,17 @@ by snippet, so the page and the package cannot drift apart.
 """
 
 from attention.softmax import softmax
+from attention.masks import causal_mask, padding_mask
+from attention.scaled_dot_product import attention
+from attention.self_attention import self_attention
+from attention.multi_head import grouped_query_attention, multi_head_attention
 
-__all__ = ["softmax"]
+__all__ = [
+    "softmax",
+    "causal_mask",
+    "padding_mask",
+    "attention",
+    "self_attention",
+    "multi_head_attention",
+    "grouped_query_attention",
+]

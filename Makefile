@@ -1,0 +1,38 @@
+# The contributor's front door. Every target creates the environment first if it is missing.
+#   make test      every check: unit tests, every page's blocks and outputs, the site build
+#   make serve     the site at http://127.0.0.1:8000 with live reload
+#   make outputs   rewrite every page's Output blocks (and figures) from what the code prints
+#   make site      build the site into site/ (strict)
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt pyproject.toml | cksum | cut -d' ' -f1)
+
+export PYTHONPATH := $(CURDIR)
+export NO_MKDOCS_2_WARNING := 1
+export PYTHONHASHSEED := 0
+
+.PHONY: test serve outputs site clean
+
+$(STAMP):
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	rm -f $(VENV)/.installed-* && touch $@
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+serve: $(STAMP)
+	SITE_URL=http://127.0.0.1:8000/ $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000 --livereload
+
+outputs: $(STAMP)
+	$(PY) -m pytest docs README.md --update-outputs -q
+
+site: $(STAMP)
+	$(PY) -m mkdocs build --strict
+
+clean:
+	rm -rf site .pytest_cache

@@ -1,0 +1,6 @@
+"""Self-checks for the practice exercises: call one on your answer; it prints a verdict and returns True/False."""
+
+from attention.practice.chapter2 import (check_attention_weights, check_multi_head_scale,
+                                         check_padding_mask, check_permutation_test)
+
+__all__ = ["check_attention_weights", "check_padding_mask", "check_permutation_test", "check_multi_head_scale"]

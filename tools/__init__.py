@@ -1,0 +1,1 @@
+"""The machinery behind the course: page checker, site hooks, figures."""

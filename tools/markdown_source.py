@@ -1,0 +1,154 @@
+"""How the course's Markdown is read: fences, their options, and the snippets inside them.
+
+The page checker (``tools/pagecheck.py``) and the rendering checks (``tests/``) both read
+pages through this module, so both agree with each other and with what MkDocs renders:
+
+* Fences nested in admonitions (``??? question``), collapsibles and content tabs are
+  indented by four spaces per level. CommonMark would read them as indented code, so we
+  lift each container's body to the left margin first (line numbers do not change).
+* ``--8<-- "path/file.py:section"`` lines inside a fence are expanded by
+  pymdownx.snippets itself, configured exactly as in ``mkdocs.yml``, so a test runs the
+  text a reader sees.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from markdown_it import MarkdownIt
+
+# `!!! note`, `??? question "..."`, `???+ tip`, `=== "NumPy"`: Material's block containers.
+CONTAINER = re.compile(r'^(?P<indent> *)(?:!!!|\?\?\?\+?|===)\s')
+FENCE = re.compile(r"^ *(?P<marker>`{3,}|~{3,})")
+# The Output block that holds a Python block's printed output.
+OUTPUT_INFO = re.compile(r'^text\s+title="Output"\s*$')
+PYTHON_LANGS = ("py", "python", "python3", "pycon")
+# Option words that only the page checker understands; they must never reach the HTML.
+CHECKER_OPTIONS = ("notest", "continuation")
+
+
+def lift_containers(text: str) -> str:
+    """Move the bodies of admonitions and tabs to the left margin, keeping every line number."""
+    out: list[str] = []
+    stack: list[int] = []  # body indentation of each open container
+    fence = ""  # the marker of the fence we are inside, if any
+    for line in text.split("\n"):
+        if line.strip() and not fence:
+            width = len(line) - len(line.lstrip(" "))
+            while stack and width < stack[-1]:
+                stack.pop()
+        shift = stack[-1] if stack else 0
+        out.append(line[shift:] if line[:shift].strip() == "" else line.lstrip(" "))
+        marker = FENCE.match(line)
+        if marker and (not fence or marker["marker"].startswith(fence)):
+            fence = "" if fence else marker["marker"]
+        elif not fence and (match := CONTAINER.match(line)):
+            stack.append(len(match["indent"]) + 4)
+    return "\n".join(out)
+
+
+@lru_cache(maxsize=None)
+def snippet_config(root: Path) -> dict:
+    """The pymdownx.snippets options of ``root/mkdocs.yml`` (defaults without one)."""
+    config = {"base_path": ["."], "check_paths": True}
+    mkdocs_yml = root / "mkdocs.yml"
+    if mkdocs_yml.exists():
+        loader = type("IgnoreTags", (yaml.SafeLoader,), {})
+        loader.add_multi_constructor("", lambda _loader, _suffix, _node: None)
+        settings = yaml.load(mkdocs_yml.read_text("utf8"), Loader=loader) or {}
+        for ext in settings.get("markdown_extensions", []):
+            if isinstance(ext, dict) and "pymdownx.snippets" in ext:
+                config.update(ext["pymdownx.snippets"] or {})
+    base = config["base_path"]
+    config["base_path"] = [str(root / b) for b in ([base] if isinstance(base, str) else base)]
+    return config
+
+
+def expand_snippets(code: str, root: Path) -> str:
+    """Expand ``--8<--`` lines in ``code`` exactly as the site build does."""
+    if "--8<--" not in code:
+        return code
+    import markdown
+    from pymdownx.snippets import SnippetExtension
+
+    md = markdown.Markdown(extensions=[SnippetExtension(**snippet_config(root))])
+    lines = md.preprocessors["snippet"].run(code.split("\n"))
+    return "\n".join(lines)
+
+
+class CourseMarkdown(MarkdownIt):
+    """CommonMark that sees fences inside containers and expands snippets in them."""
+
+    def __init__(self, root: Path):
+        super().__init__("commonmark")
+        self.root = Path(root)
+
+    def parse(self, src: str, env=None):
+        tokens = super().parse(lift_containers(src), env)
+        for token in tokens:
+            if token.type == "fence":
+                try:
+                    token.content = expand_snippets(token.content, self.root)
+                except Exception as error:  # name the fence, then re-raise
+                    line = token.map[0] + 1 if token.map else "?"
+                    raise type(error)(f"in the fence opened on line {line}: {error}") from error
+        return tokens
+
+
+def fence_language(info: str) -> tuple[str, set[str]]:
+    """``python``, ``{.python notest}`` -> (language, option words)."""
+    info = info.strip()
+    if info.startswith("{"):
+        words = info.strip("{}").split()
+        lang = next((w[1:] for w in words if w.startswith(".")), "")
+        return lang, {w for w in words if not w.startswith(".") and "=" not in w}
+    words = info.split()
+    lang = words[0] if words else ""
+    return lang, {w for w in words[1:] if "=" not in w}
+
+
+@dataclass
+class Block:
+    """One executable Python fence and the Output fence that follows it, if any."""
+
+    line: int  # 1-based line of the opening ``` of the Python fence
+    code: str
+    end: int  # 0-based index of the line after the Python fence's closing ```
+    output: str | None = None
+    output_span: tuple[int, int] | None = None  # 0-based [opener, after closer) of Output
+
+
+@dataclass
+class Page:
+    path: Path
+    blocks: list[Block]
+    not_run: list[int]  # lines of Python fences marked notest
+    fences: int  # every fence on the page, of any language
+
+
+def read_page(path: Path, root: Path) -> Page:
+    """All fences of a Markdown page, paired with their Output blocks."""
+    tokens = [t for t in CourseMarkdown(root).parse(Path(path).read_text("utf8")) if t.map]
+    fences = [t for t in tokens if t.type in ("fence", "code_block")]
+    blocks: list[Block] = []
+    not_run: list[int] = []
+    for i, token in enumerate(tokens):
+        if token.type != "fence":
+            continue
+        lang, options = fence_language(token.info)
+        if lang not in PYTHON_LANGS:
+            continue
+        if "notest" in options:
+            not_run.append(token.map[0] + 1)
+            continue
+        block = Block(line=token.map[0] + 1, code=token.content, end=token.map[1])
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if nxt is not None and nxt.type == "fence" and OUTPUT_INFO.match(nxt.info.strip()):
+            block.output = nxt.content
+            block.output_span = (nxt.map[0], nxt.map[1])
+        blocks.append(block)
+    return Page(Path(path), blocks, not_run, len(fences))
