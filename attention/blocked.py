@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from attention._blas_threads import single_threaded_blas
+from attention.scaled_dot_product import _check_inputs
 
 BLOCK_Q = 256  # query rows per tile
 BLOCK_K = 512  # key rows per tile: a 256 x 512 float32 score tile is 512 KiB
@@ -63,16 +64,14 @@ def blocked_attention(q, k, v, mask=None, *, causal=False,
     the sequence length. ``workers`` threads (default: one per CPU) share the query
     tiles.
     """
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
-    dtype = np.result_type(q, k, v)
-    if not np.issubdtype(dtype, np.floating):
-        dtype = np.dtype(np.float64)  # integer inputs: compute in float64
+    q, k, v, mask = _check_inputs(q, k, v, mask)  # the plain attention's checks
+    for name, size in (("block_q", block_q), ("block_k", block_k)):
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"blocked_attention: {name} must be a positive integer, got {size!r}")
+    dtype = q.dtype
     n_q, d = q.shape[-2:]
     n_k, d_v = v.shape[-2:]
-    mask_batch = ()
-    if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        mask_batch = mask.shape[:-2]
+    mask_batch = () if mask is None else mask.shape[:-2]
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], mask_batch)
 
     # Broadcast views: no copies, even when e.g. k has one head shared by all queries.
@@ -118,6 +117,21 @@ def blocked_attention(q, k, v, mask=None, *, causal=False,
     return out
 
 
+def key_tiles(first_pos, bq, n_k, block_k):
+    """The key tiles one query tile visits, as (k0, k1, on_diagonal) triples.
+
+    Without a causal mask (``first_pos`` None) that is every key tile. With one, the
+    query tile holds positions first_pos .. first_pos + bq - 1: key tiles starting at
+    or after first_pos + bq lie entirely above the diagonal and are skipped; a tile
+    needs the causal mask only if it reaches past first_pos, the first row's last key.
+    """
+    if first_pos is None:
+        return [(k0, min(k0 + block_k, n_k), False) for k0 in range(0, n_k, block_k)]
+    k_end = max(0, min(n_k, first_pos + bq))  # keys at k_end and after: never seen
+    return [(k0, min(k0 + block_k, k_end), min(k0 + block_k, k_end) - 1 > first_pos)
+            for k0 in range(0, k_end, block_k)]
+
+
 def _attend_query_tile(q_tile, k, v, mask_tile, out_tile, *, scale, first_pos, block_k):
     """Online softmax over the key tiles for one query tile; writes into ``out_tile``.
 
@@ -135,21 +149,16 @@ def _attend_query_tile(q_tile, k, v, mask_tile, out_tile, *, scale, first_pos, b
     s_buf = np.empty((bq, block_k), dtype=dtype)  # scores of one tile, reused
     pv_buf = np.empty(out_tile.shape, dtype=dtype)  # (bq, d_v) one tile's p @ v
 
-    k_end = n_k
     if first_pos is not None:
-        # Causal: the last row of the tile sees keys < first_pos + bq; later key
-        # tiles lie entirely above the diagonal and are never computed.
-        k_end = max(0, min(n_k, first_pos + bq))
         rows = first_pos + np.arange(bq)[:, None]  # (bq, 1) absolute query positions
 
-    for k0 in range(0, k_end, block_k):
-        k1 = min(k0 + block_k, k_end)
+    for k0, k1, on_diagonal in key_tiles(first_pos, bq, n_k, block_k):
         s = s_buf[:, : k1 - k0]  # (bq, bk) view into the reused buffer
         np.matmul(qs, k[k0:k1].T, out=s)  # (bq, d) @ (d, bk) -> (bq, bk)
 
         if mask_tile is not None:
             np.copyto(s, -np.inf, where=~mask_tile[:, k0:k1])
-        if first_pos is not None and k1 - 1 > first_pos:
+        if on_diagonal:
             # The diagonal crosses this tile: hide keys after each query's position.
             cols = np.arange(k0, k1)  # (bk,) absolute key positions
             np.copyto(s, -np.inf, where=cols > rows)  # (bq, bk) broadcast compare
