@@ -88,7 +88,7 @@ def check_merge(your_function):
         return _verdict(False, f"the merged output should have shape {expected.shape}, got {got.shape}")
     error = float(np.max(np.abs(got - expected)))
     if error <= 1e-12:
-        return _verdict(True, f"merging the two halves equals attention over all 12 keys (max difference {error:.0e} < 1e-12).")
+        return _verdict(True, "merging the two halves equals attention over all 12 keys (max difference below 1e-12).")
     o1, m1, l1, o2, m2, l2 = halves
     if np.allclose(got, (o1 + o2) / 2):
         return _verdict(False, f"the plain average is off by up to {error:.2f}: the halves do not carry equal "
