@@ -4,6 +4,8 @@
 #   make outputs   rewrite every page's Output blocks (and figures) from what the code prints,
 #                  and refill the practice notebooks from exercises/
 #   make site      build the site into site/ (strict)
+#   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
+#                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md})
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,7 +16,7 @@ export PYTHONPATH := $(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: test serve outputs site clean
+.PHONY: test serve outputs site clean bench
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +37,9 @@ outputs: $(STAMP)
 
 site: $(STAMP)
 	$(PY) -m mkdocs build --strict
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench.py $(if $(QUICK),--quick)
 
 clean:
 	rm -rf site .pytest_cache

@@ -9,6 +9,7 @@ from attention.masks import causal_mask, padding_mask
 from attention.scaled_dot_product import attention
 from attention.self_attention import self_attention
 from attention.multi_head import grouped_query_attention, multi_head_attention
+from attention.blocked import blocked_attention
 
 __all__ = [
     "softmax",
@@ -18,4 +19,5 @@ __all__ = [
     "self_attention",
     "multi_head_attention",
     "grouped_query_attention",
+    "blocked_attention",
 ]

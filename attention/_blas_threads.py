@@ -1,0 +1,67 @@
+"""Keep NumPy's BLAS on one thread while our own threads run.
+
+`blocked_attention` runs several query tiles at once in Python threads. If each of
+those threads also calls a multithreaded BLAS, the two levels of parallelism nest: on
+a 2-core machine, 2 threads x 2 BLAS threads fight over the cores, and OpenBLAS's
+spinning workers can make a run ten times slower. So while the threads run, BLAS gets
+one thread, and gets its old setting back afterwards.
+
+`threadpoolctl` does this for any BLAS when it is installed. Without it we call the
+thread-count functions of the OpenBLAS that NumPy's wheels bundle (scipy-openblas),
+through ctypes. If neither works (another BLAS, another build) nothing is changed.
+"""
+
+import contextlib
+import ctypes
+import glob
+import os
+
+import numpy as np
+
+_OPENBLAS = None  # (get, set) functions of NumPy's bundled OpenBLAS, once found
+
+
+def _bundled_openblas():
+    global _OPENBLAS
+    if _OPENBLAS is None:
+        _OPENBLAS = ()
+        libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+        for path in glob.glob(os.path.join(libs, "libscipy_openblas*.so*")):
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for suffix in ("64_", "_64_", ""):
+                get = getattr(lib, f"scipy_openblas_get_num_threads{suffix}", None)
+                set_ = getattr(lib, f"scipy_openblas_set_num_threads{suffix}", None)
+                if get is not None and set_ is not None:
+                    set_.argtypes = [ctypes.c_int]
+                    _OPENBLAS = (get, set_)
+                    break
+            if _OPENBLAS:
+                break
+    return _OPENBLAS
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """Within this block NumPy's matrix products use one thread."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    if threadpool_limits is not None:
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
+        return
+    functions = _bundled_openblas()
+    if not functions:
+        yield
+        return
+    get, set_ = functions
+    before = get()
+    set_(1)
+    try:
+        yield
+    finally:
+        set_(before)

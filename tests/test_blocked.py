@@ -1,0 +1,256 @@
+"""blocked_attention: equal to the plain attention and to PyTorch's SDPA, in bounded memory.
+
+Tolerances: 1e-12 in float64 and 1e-5 in float32 (absolute, on outputs of order 1).
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attention.blocked as blocked_module
+from attention import attention, blocked_attention
+from attention._blas_threads import _bundled_openblas, single_threaded_blas
+from attention.blocked import key_tiles
+
+TOL = {np.float64: 1e-12, np.float32: 1e-5}
+
+
+@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
+def dtype(request):
+    return request.param
+
+
+def draw(rng, dtype, *shapes):
+    return [rng.normal(size=s).astype(dtype) for s in shapes]
+
+
+def max_diff(a, b):
+    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)), initial=0))
+
+
+# (batch, n_q, n_k, d, d_v, block_q, block_k): ragged last tiles in both directions,
+# one-token sequences, more queries than keys and fewer, tiles larger than the input.
+SHAPES = [
+    ((), 1, 1, 4, 4, 8, 8),
+    ((), 1, 9, 4, 3, 4, 4),
+    ((), 9, 1, 4, 3, 4, 4),
+    ((), 37, 53, 8, 5, 8, 16),
+    ((2, 3), 17, 17, 8, 8, 5, 7),
+    ((2,), 40, 13, 6, 6, 16, 4),
+    ((), 13, 40, 6, 6, 4, 16),
+    ((3,), 64, 64, 16, 16, 16, 16),
+    ((), 20, 20, 8, 8, 64, 64),
+]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s[0] + s[1:3])))
+def test_equals_plain_attention_on_random_shapes(shape, causal, dtype):
+    batch, n_q, n_k, d, d_v, bq, bk = shape
+    q, k, v = draw(np.random.default_rng(n_q * 100 + n_k), dtype,
+                   batch + (n_q, d), batch + (n_k, d), batch + (n_k, d_v))
+    ours = blocked_attention(q, k, v, causal=causal, block_q=bq, block_k=bk)
+    plain = attention(q, k, v, causal=causal)
+    assert ours.dtype == dtype and ours.shape == plain.shape
+    assert max_diff(ours, plain) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_equals_plain_attention_with_a_boolean_mask_and_fully_masked_rows(causal, dtype):
+    rng = np.random.default_rng(7)
+    q, k, v = draw(rng, dtype, (2, 3, 21, 8), (2, 3, 29, 8), (2, 3, 29, 5))
+    mask = rng.random((2, 1, 21, 29)) < 0.3  # broadcast over the 3 heads
+    mask[0, 0, 4] = False  # query 4 of batch 0 may attend to nothing
+    mask[1, 0, :, 10:] = False  # batch 1 sees keys 0..9 only
+    ours = blocked_attention(q, k, v, mask, causal=causal, block_q=4, block_k=6)
+    assert max_diff(ours, attention(q, k, v, mask, causal=causal)) <= TOL[dtype]
+    assert np.all(ours[0, :, 4] == 0)
+
+
+def test_rows_with_no_allowed_key_are_exact_zeros_not_nan(dtype):
+    q, k, v = draw(np.random.default_rng(8), dtype, (6, 4), (10, 4), (10, 4))
+    mask = np.zeros((6, 10), dtype=bool)
+    mask[::2, 3] = True  # odd rows see nothing at all
+    out = blocked_attention(q, k, v, mask, block_q=2, block_k=3)
+    assert not np.any(np.isnan(out))
+    assert np.all(out[1::2] == 0)
+    assert max_diff(out[::2], np.broadcast_to(v[3], (3, 4))) <= TOL[dtype]
+
+
+def test_causal_with_more_queries_than_keys_gives_zeros_for_queries_before_the_first_key(dtype):
+    # Bottom-right alignment: query i sits at position n_k - n_q + i = i - 4 here.
+    q, k, v = draw(np.random.default_rng(9), dtype, (10, 4), (6, 4), (6, 4))
+    out = blocked_attention(q, k, v, causal=True, block_q=3, block_k=2)
+    assert np.all(out[:4] == 0)
+    assert max_diff(out, attention(q, k, v, causal=True)) <= TOL[dtype]
+
+
+def test_leading_dims_broadcast_like_plain_attention(dtype):
+    # One key/value head shared by 4 query heads: broadcast, never copied.
+    q, k, v = draw(np.random.default_rng(10), dtype, (2, 4, 9, 8), (2, 1, 12, 8), (1, 12, 3))
+    ours = blocked_attention(q, k, v, block_q=4, block_k=5)
+    assert ours.shape == (2, 4, 9, 3)
+    assert max_diff(ours, attention(q, k, v)) <= TOL[dtype]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_q=st.integers(1, 30), n_k=st.integers(1, 30), d=st.integers(1, 9),
+    block_q=st.integers(1, 12), block_k=st.integers(1, 12),
+    causal=st.booleans(), masked=st.booleans(), seed=st.integers(0, 2**16),
+)
+def test_property_equals_plain_attention_for_any_tiling(n_q, n_k, d, block_q, block_k,
+                                                        causal, masked, seed):
+    rng = np.random.default_rng(seed)
+    q, k, v = draw(rng, np.float64, (2, n_q, d), (2, n_k, d), (2, n_k, d))
+    mask = rng.random((n_q, n_k)) < 0.5 if masked else None
+    ours = blocked_attention(q, k, v, mask, causal=causal, block_q=block_q, block_k=block_k)
+    assert max_diff(ours, attention(q, k, v, mask, causal=causal)) <= 1e-12
+
+
+def torch_sdpa(q, k, v, mask=None, is_causal=False):
+    t = [torch.from_numpy(np.ascontiguousarray(a)) for a in (q, k, v)]
+    m = None if mask is None else torch.from_numpy(np.ascontiguousarray(mask))
+    return F.scaled_dot_product_attention(*t, attn_mask=m, is_causal=is_causal).numpy()
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_matches_torch_sdpa_with_4d_inputs(causal, dtype):
+    q, k, v = draw(np.random.default_rng(11), dtype, (2, 4, 200, 64), (2, 4, 200, 64), (2, 4, 200, 64))
+    ours = blocked_attention(q, k, v, causal=causal, block_q=64, block_k=48)
+    assert max_diff(ours, torch_sdpa(q, k, v, is_causal=causal)) <= TOL[dtype]
+
+
+def test_matches_torch_sdpa_with_a_boolean_mask_including_empty_rows(dtype):
+    rng = np.random.default_rng(12)
+    q, k, v = draw(rng, dtype, (1, 2, 33, 16), (1, 2, 45, 16), (1, 2, 45, 8))
+    mask = rng.random((1, 2, 33, 45)) < 0.2
+    mask[0, 1, 5] = False
+    ours = blocked_attention(q, k, v, mask, block_q=8, block_k=8)
+    assert max_diff(ours, torch_sdpa(q, k, v, mask)) <= TOL[dtype]
+
+
+def test_float32_in_float32_out_and_float64_in_float64_out(dtype):
+    q, k, v = draw(np.random.default_rng(13), dtype, (5, 64), (7, 64), (7, 64))
+    assert blocked_attention(q, k, v, block_q=2, block_k=3).dtype == dtype
+
+
+def test_np_sqrt_of_a_python_number_would_promote_float32_to_float64():
+    # The trap this module avoids: a float64 NumPy scalar promotes a float32 array.
+    x = np.ones(3, dtype=np.float32)
+    assert (x / np.sqrt(64)).dtype == np.float64
+    assert (x * np.float32(1 / 8)).dtype == np.float32
+
+
+class _DtypeSpy:
+    """Stands in for the module's ``np``: every array going in or out of a NumPy
+    function must have the allowed float dtype (booleans and integers pass)."""
+
+    def __init__(self, allowed):
+        self.allowed = allowed
+        self.seen = 0
+
+    def check(self, value):
+        if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind == "f":
+            self.seen += 1
+            assert value.dtype == self.allowed, f"a {value.dtype} value inside blocked_attention"
+
+    def __getattr__(self, name):
+        attr = getattr(np, name)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+
+        def spied(*args, **kwargs):
+            for value in (*args, *kwargs.values()):
+                self.check(value)
+            result = attr(*args, **kwargs)
+            self.check(result)
+            return result
+
+        return spied
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_no_float64_intermediates_for_float32_inputs(monkeypatch, causal):
+    rng = np.random.default_rng(14)
+    q, k, v = draw(rng, np.float32, (2, 40, 64), (2, 50, 64), (2, 50, 64))
+    mask = rng.random((40, 50)) < 0.7
+    spy = _DtypeSpy(np.float32)
+    monkeypatch.setattr(blocked_module, "np", spy)
+    out = blocked_attention(q, k, v, mask, causal=causal, block_q=16, block_k=16, workers=1)
+    monkeypatch.undo()
+    assert spy.seen > 50  # the spy really saw the tile loop's arrays
+    assert out.dtype == np.float32
+    assert max_diff(out, attention(q, k, v, mask, causal=causal)) <= 1e-5
+
+
+def test_causal_key_tiles_above_the_diagonal_are_never_read():
+    # NaN in the values of keys 8..15. A computed tile multiplies them by weights of
+    # exactly 0 and 0 * NaN = NaN: queries 0..7 stay finite only if the tile of keys
+    # 8..15 is never touched for them.
+    q, k, v = draw(np.random.default_rng(15), np.float64, (16, 4), (16, 4), (16, 4))
+    v[8:] = np.nan
+    out = blocked_attention(q, k, v, causal=True, block_q=8, block_k=8)
+    assert np.all(np.isfinite(out[:8]))
+    assert max_diff(out[:8], attention(q[:8], k[:8], v[:8], causal=True)) <= 1e-12
+
+
+def test_key_tiles_plan_for_a_causal_square():
+    # 4 query tiles x 4 key tiles of 4: 10 computed (4 of them on the diagonal), 6 skipped.
+    plan = [key_tiles(q0, 4, 16, 4) for q0 in range(0, 16, 4)]
+    assert [len(tiles) for tiles in plan] == [1, 2, 3, 4]
+    assert [sum(diag for *_, diag in tiles) for tiles in plan] == [1, 1, 1, 1]
+    assert key_tiles(None, 4, 10, 4) == [(0, 4, False), (4, 8, False), (8, 10, False)]
+
+
+def test_threads_give_the_same_result_as_one_thread():
+    q, k, v = draw(np.random.default_rng(16), np.float64, (3, 300, 32), (3, 300, 32), (3, 300, 32))
+    one = blocked_attention(q, k, v, causal=True, block_q=32, block_k=64, workers=1)
+    many = blocked_attention(q, k, v, causal=True, block_q=32, block_k=64, workers=4)
+    assert max_diff(one, many) <= 1e-12
+
+
+def test_blas_thread_count_is_restored_after_the_threaded_section():
+    functions = _bundled_openblas()
+    if not functions:
+        pytest.skip("NumPy's bundled OpenBLAS not found: nothing is changed")
+    get, _ = functions
+    before = get()
+    with single_threaded_blas():
+        assert get() == 1
+    assert get() == before
+
+
+@pytest.mark.parametrize("bad", [0, -4])
+def test_block_sizes_must_be_positive(bad):
+    q = np.zeros((4, 2))
+    with pytest.raises(ValueError, match="block_q"):
+        blocked_attention(q, q, q, block_q=bad)
+    with pytest.raises(ValueError, match="block_k"):
+        blocked_attention(q, q, q, block_k=bad)
+
+
+def test_bad_shapes_raise_the_plain_attention_errors():
+    with pytest.raises(ValueError, match="share their last dim"):
+        blocked_attention(np.zeros((3, 4)), np.zeros((3, 5)), np.zeros((3, 5)))
+
+
+def test_memory_beyond_inputs_and_output_stays_within_tiles_at_32k_tokens():
+    # Plain attention would need a 32768 x 32768 float32 score matrix: 4 GiB.
+    n, d = 32_768, 64
+    q, k, v = draw(np.random.default_rng(17), np.float32, (n, d), (n, d), (n, d))
+    tracemalloc.start()
+    try:
+        out = blocked_attention(q, k, v)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    extra = peak - out.nbytes
+    assert extra < 64 * 2**20, f"{extra / 2**20:.1f} MiB beyond the output"
+    rows = np.arange(0, n, 4099)  # spot-check a few rows against plain attention
+    assert max_diff(out[rows], attention(q[rows], k, v)) <= 1e-5
