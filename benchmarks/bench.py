@@ -273,7 +273,9 @@ def markdown_table(result: dict) -> str:
         f"Python {result['python']}, NumPy {result['numpy']}, PyTorch {result['torch']}; "
         f"threads: PyTorch {result['threads']['torch']}, NumPy BLAS {result['threads']['numpy_blas']}. "
         f"float32, d = {D}, median of {result['repeats']} interleaved runs. "
-        f"Matrix-multiply peak: {peak:.0f} GFLOP/s.",
+        f"Matrix-multiply peak: {peak:.0f} GFLOP/s."
+        + (f" Load average (1 min) {result['load_average']['start']:.1f} at the start, "
+           f"{result['load_average']['end']:.1f} at the end." if "load_average" in result else ""),
         "",
         "| heads | n | causal | implementation | time (ms) | GFLOP/s | % of peak | peak memory (MiB) |",
         "|---:|---:|:---:|:---|---:|---:|---:|---:|",
@@ -297,6 +299,7 @@ def markdown_table(result: dict) -> str:
 def run(quick: bool, repeats: int, out_dir: Path, cases=None) -> dict:
     cases = cases or (QUICK_CASES if quick else FULL_CASES)
     torch.manual_seed(0)
+    load_before = os.getloadavg()[0]  # other programs compete for the same cores
     gemm = GemmPeak()
     gemm.sample(rounds=3 if quick else 5)
     records = []
@@ -314,6 +317,7 @@ def run(quick: bool, repeats: int, out_dir: Path, cases=None) -> dict:
         "numpy": np.__version__,
         "torch": torch.__version__,
         "threads": {"torch": torch.get_num_threads(), "numpy_blas": blas_threads()},
+        "load_average": {"start": load_before, "end": os.getloadavg()[0]},
         "quick": quick,
         "repeats": repeats,
         "pause_s": 0.02 if quick else PAUSE,
