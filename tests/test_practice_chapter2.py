@@ -2,8 +2,6 @@
 unsolved starter and plausible wrong answers, with a one-line message, without raising."""
 
 import math
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,22 +9,10 @@ import pytest
 from attention import self_attention, softmax
 from attention.practice import (check_attention_weights, check_multi_head_scale,
                                 check_padding_mask, check_permutation_test)
+from tests.practice_support import Exercises, run_check
 
-SOURCE = (Path(__file__).parents[1] / "exercises" / "chapter02.py").read_text(encoding="utf-8")
-
-
-def section(name):
-    match = re.search(rf"# --8<-- \[start:{name}\]\n(.*?)# --8<-- \[end:{name}\]", SOURCE, re.S)
-    assert match, f"section {name} missing from exercises/chapter02.py"
-    return match.group(1)
-
-
-def load(name, function):
-    """Run the imports section and one exercise section, as a page does; return `function`."""
-    namespace = {}
-    exec(section("imports"), namespace)
-    exec(section(name), namespace)
-    return namespace[function]
+EXERCISES_FILE = Exercises("chapter02.py")
+load = EXERCISES_FILE.load
 
 
 EXERCISES = {
@@ -37,24 +23,17 @@ EXERCISES = {
 }
 
 
-def verdict(check, answer, capsys):
-    result = check(answer)
-    printed = capsys.readouterr().out.strip().splitlines()
-    assert result in (True, False)
-    return result, printed[-1]
-
-
 @pytest.mark.parametrize("number", EXERCISES)
 def test_worked_solution_passes_its_check(number, capsys):
     check, name = EXERCISES[number]
-    ok, line = verdict(check, load(f"ex{number}-solution", name), capsys)
+    ok, line = run_check(check, load(f"ex{number}-solution", name), capsys)
     assert ok and line.startswith("✓ Correct: ")
 
 
 @pytest.mark.parametrize("number", EXERCISES)
 def test_check_rejects_the_unsolved_starter(number, capsys):
     check, name = EXERCISES[number]
-    ok, line = verdict(check, load(f"ex{number}-starter", name), capsys)
+    ok, line = run_check(check, load(f"ex{number}-starter", name), capsys)
     assert not ok and line.startswith("✗ Not yet: ")
 
 
@@ -146,6 +125,6 @@ WRONG_ANSWERS = [
 
 @pytest.mark.parametrize("check, answer, words", WRONG_ANSWERS, ids=[a.__name__ for _, a, _ in WRONG_ANSWERS])
 def test_check_rejects_a_plausible_wrong_answer_and_says_what_is_wrong(check, answer, words, capsys):
-    ok, line = verdict(check, answer, capsys)
+    ok, line = run_check(check, answer, capsys)
     assert not ok
     assert line.startswith("✗ Not yet: ") and words in line, line

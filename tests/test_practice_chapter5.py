@@ -2,29 +2,15 @@
 unsolved starter and plausible wrong answers, with a one-line message, without raising."""
 
 import math
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attention.practice import check_merge, check_running_max_and_sum, check_tile_kind
+from tests.practice_support import Exercises, run_check
 
-SOURCE = (Path(__file__).parents[1] / "exercises" / "chapter05.py").read_text(encoding="utf-8")
-
-
-def section(name):
-    match = re.search(rf"# --8<-- \[start:{name}\]\n(.*?)# --8<-- \[end:{name}\]", SOURCE, re.S)
-    assert match, f"section {name} missing from exercises/chapter05.py"
-    return match.group(1)
-
-
-def load(name, function):
-    """Run the imports section and one exercise section, as a page does; return `function`."""
-    namespace = {}
-    exec(section("imports"), namespace)
-    exec(section(name), namespace)
-    return namespace[function]
+EXERCISES_FILE = Exercises("chapter05.py")
+load = EXERCISES_FILE.load
 
 
 EXERCISES = {
@@ -34,25 +20,17 @@ EXERCISES = {
 }
 
 
-def verdict(check, answer, capsys):
-    result = check(answer)
-    printed = capsys.readouterr().out.strip().splitlines()
-    assert result in (True, False)
-    assert len(printed) == 1
-    return result, printed[-1]
-
-
 @pytest.mark.parametrize("number", EXERCISES)
 def test_worked_solution_passes_its_check(number, capsys):
     check, name = EXERCISES[number]
-    ok, line = verdict(check, load(f"ex{number}-solution", name), capsys)
+    ok, line = run_check(check, load(f"ex{number}-solution", name), capsys)
     assert ok and line.startswith("✓ Correct: ")
 
 
 @pytest.mark.parametrize("number", EXERCISES)
 def test_check_rejects_the_unsolved_starter(number, capsys):
     check, name = EXERCISES[number]
-    ok, line = verdict(check, load(f"ex{number}-starter", name), capsys)
+    ok, line = run_check(check, load(f"ex{number}-starter", name), capsys)
     assert not ok and line.startswith("✗ Not yet: ")
 
 
@@ -118,5 +96,5 @@ WRONG = [
 
 @pytest.mark.parametrize("check, answer, words", WRONG, ids=[w[1].__name__ for w in WRONG])
 def test_check_rejects_a_plausible_wrong_answer_and_says_why(check, answer, words, capsys):
-    ok, line = verdict(check, answer, capsys)
+    ok, line = run_check(check, answer, capsys)
     assert not ok and line.startswith("✗ Not yet: ") and words in line, line

@@ -12,21 +12,7 @@ from attention.multi_head import multi_head_attention
 from attention.scaled_dot_product import attention
 from attention.self_attention import self_attention
 from attention.softmax import softmax
-
-PASS, FAIL = "✓ Correct: ", "✗ Not yet: "
-
-
-def _verdict(ok, message):
-    print((PASS if ok else FAIL) + message)
-    return ok
-
-
-def _call(fn, *args, **kwargs):
-    """Call the reader's function; return (result, None) or (None, a failure line)."""
-    try:
-        return fn(*args, **kwargs), None
-    except Exception as error:  # a reader's bug is a verdict, not a crash
-        return None, f"your function raised {type(error).__name__}: {error}"
+from attention.practice.verdict import call, verdict
 
 
 def _as_array(result, what):
@@ -44,27 +30,27 @@ def check_attention_weights(your_function):
     scores = Q @ K.T
     expected = {True: softmax(scores / 4.0), False: softmax(scores)}
     for scaled in (True, False):
-        got, problem = _call(your_function, Q, K, scaled=scaled)
+        got, problem = call(your_function, Q, K, scaled=scaled)
         if problem is None:
             got, problem = _as_array(got, f"attention_weights(Q, K, scaled={scaled})")
         if problem:
-            return _verdict(False, problem)
+            return verdict(False, problem)
         if got.shape != (6, 6):
-            return _verdict(False, f"for Q and K of shape (6, 16) the weights should have shape (6, 6), got {got.shape}")
+            return verdict(False, f"for Q and K of shape (6, 16) the weights should have shape (6, 6), got {got.shape}")
         sums = got.sum(axis=-1)
         if not np.allclose(sums, 1.0):
-            return _verdict(False, f"with scaled={scaled} row 0 sums to {sums[0]:.3f}, not 1: apply softmax along the last axis (each query's row)")
+            return verdict(False, f"with scaled={scaled} row 0 sums to {sums[0]:.3f}, not 1: apply softmax along the last axis (each query's row)")
         if np.allclose(got, expected[scaled]):
             continue
         if scaled and np.allclose(got, expected[False]):
-            return _verdict(False, "with scaled=True your weights are softmax(Q Kᵀ), unscaled: divide the scores by √d_k = 4.0 before the softmax")
+            return verdict(False, "with scaled=True your weights are softmax(Q Kᵀ), unscaled: divide the scores by √d_k = 4.0 before the softmax")
         if scaled and np.allclose(got, softmax(scores / 16.0)):
-            return _verdict(False, "with scaled=True you divided the scores by d_k = 16; divide by √d_k = 4.0")
+            return verdict(False, "with scaled=True you divided the scores by d_k = 16; divide by √d_k = 4.0")
         if not scaled and np.allclose(got, expected[True]):
-            return _verdict(False, "with scaled=False your weights are still scaled: skip the division when scaled is False")
-        return _verdict(False, f"with scaled={scaled} row 0 should be {np.round(expected[scaled][0], 2)}, got {np.round(got[0], 2)}")
+            return verdict(False, "with scaled=False your weights are still scaled: skip the division when scaled is False")
+        return verdict(False, f"with scaled={scaled} row 0 should be {np.round(expected[scaled][0], 2)}, got {np.round(got[0], 2)}")
     peak = {s: expected[s].max(axis=-1).mean() for s in (True, False)}
-    return _verdict(True, f"on this check's 6 tokens (d_k = 16) the largest weight per row averages {peak[False]:.2f} unscaled and {peak[True]:.2f} scaled.")
+    return verdict(True, f"on this check's 6 tokens (d_k = 16) the largest weight per row averages {peak[False]:.2f} unscaled and {peak[True]:.2f} scaled.")
 
 
 # Exercise 2 ---------------------------------------------------------------------------
@@ -87,32 +73,32 @@ def check_padding_mask(your_function):
     for batch in _PADDING_BATCHES:
         B, n, h, d = len(batch), len(batch[0]), 2, 4
         real = np.array([[tok != PAD for tok in seq] for seq in batch])  # (B, n)
-        mask, problem = _call(your_function, batch)
+        mask, problem = call(your_function, batch)
         if problem is None:
             mask, problem = _as_array(mask, "your function")
         if problem:
-            return _verdict(False, problem)
+            return verdict(False, problem)
         if mask.dtype != np.bool_:
-            return _verdict(False, f"the mask has dtype {mask.dtype}; it must be boolean (True = may attend)")
+            return verdict(False, f"the mask has dtype {mask.dtype}; it must be boolean (True = may attend)")
         scores_shape = (B, h, n, n)
         try:
             ok_shape = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
         except ValueError:
             ok_shape = False
         if not ok_shape:
-            return _verdict(False, f"for {B} sequences of {n} tokens your mask has shape {mask.shape}, which does not broadcast to the scores' shape {scores_shape}; try (batch, 1, 1, n_k)")
+            return verdict(False, f"for {B} sequences of {n} tokens your mask has shape {mask.shape}, which does not broadcast to the scores' shape {scores_shape}; try (batch, 1, 1, n_k)")
         full = np.broadcast_to(mask, scores_shape)
         q, k, v = (rng.normal(size=scores_shape[:3] + (d,)) for _ in range(3))
         _, w = attention(q, k, v, full, return_weights=True)  # (B, h, n, n)
         leak = (w > 0) & ~real[:, None, None, :]
         if leak.any():
             b, head, i, j = np.argwhere(leak)[0]
-            return _verdict(False, f"in sequence {b} (head {head}), query {i} attends to <pad> at position {j} with weight {w[b, head, i, j]:.2f}; your mask has shape {mask.shape}")
+            return verdict(False, f"in sequence {b} (head {head}), query {i} attends to <pad> at position {j} with weight {w[b, head, i, j]:.2f}; your mask has shape {mask.shape}")
         blocked = ~full & real[:, None, None, :]
         if blocked.any():
             b, head, i, j = np.argwhere(blocked)[0]
-            return _verdict(False, f"in sequence {b} (head {head}), query {i} may not attend to the real token {batch[b][j]!r} at position {j}; True must mean 'may attend'")
-    return _verdict(True, "no query attends to a <pad> token, and every real token stays visible.")
+            return verdict(False, f"in sequence {b} (head {head}), query {i} may not attend to the real token {batch[b][j]!r} at position {j}; True must mean 'may attend'")
+    return verdict(True, "no query attends to a <pad> token, and every real token stays visible.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
@@ -129,16 +115,16 @@ def check_permutation_test(your_function):
     W_q, W_k, W_v = (rng.normal(size=(8, 4)) for _ in range(3))
     perm = np.array([1, 2, 0, 4, 3])  # a 3-cycle and a swap: its inverse is a different permutation
     for causal, expected in ((False, True), (True, False)):
-        got, problem = _call(your_function, X, W_q, W_k, W_v, perm, causal=causal)
+        got, problem = call(your_function, X, W_q, W_k, W_v, perm, causal=causal)
         if problem:
-            return _verdict(False, problem)
+            return verdict(False, problem)
         if not isinstance(got, (bool, np.bool_)):
-            return _verdict(False, f"return True or False, got a value of type {type(got).__name__}" + (f" with shape {got.shape}" if hasattr(got, "shape") else ""))
+            return verdict(False, f"return True or False, got a value of type {type(got).__name__}" + (f" with shape {got.shape}" if hasattr(got, "shape") else ""))
         if bool(got) != expected:
             if not causal:
-                return _verdict(False, f"without a mask your test says {bool(got)} for perm {perm}, but the outputs do move with the tokens: which row of the original output belongs to row i of the permuted one?")
-            return _verdict(False, f"with the causal mask your test says {bool(got)}, but the first token now sees different tokens, so the outputs cannot simply move")
-    return _verdict(True, "without a mask the outputs move with the tokens; with the causal mask they do not.")
+                return verdict(False, f"without a mask your test says {bool(got)} for perm {perm}, but the outputs do move with the tokens: which row of the original output belongs to row i of the permuted one?")
+            return verdict(False, f"with the causal mask your test says {bool(got)}, but the first token now sees different tokens, so the outputs cannot simply move")
+    return verdict(True, "without a mask the outputs move with the tokens; with the causal mask they do not.")
 
 
 # Exercise 4 ---------------------------------------------------------------------------
@@ -150,17 +136,17 @@ def check_multi_head_scale(your_function):
     W = [rng.normal(size=(16, 16)) * 0.5 for _ in range(4)]
     results = {}
     for n_heads in (1, 4):
-        got, problem = _call(your_function, x, *W, n_heads)
+        got, problem = call(your_function, x, *W, n_heads)
         if problem is None:
             got, problem = _as_array(got, "your function")
         if problem:
-            return _verdict(False, problem)
+            return verdict(False, problem)
         expected = multi_head_attention(x, *W, n_heads)
         if got.shape != expected.shape:
-            return _verdict(False, f"with x of shape {x.shape} the output should have shape {expected.shape}, got {got.shape}")
+            return verdict(False, f"with x of shape {x.shape} the output should have shape {expected.shape}, got {got.shape}")
         results[n_heads] = float(np.max(np.abs(got - expected)))
     if results[4] <= 1e-10 and results[1] <= 1e-10:
-        return _verdict(True, "with 4 heads your output matches multi_head_attention (each head scaled by √d_head = 2.0).")
+        return verdict(True, "with 4 heads your output matches multi_head_attention (each head scaled by √d_head = 2.0).")
     if results[1] <= 1e-10:
-        return _verdict(False, f"one head matches, but with 4 heads (d_head = 4) your output is off by up to {results[4]:.2f}: which length should the scores be scaled by?")
-    return _verdict(False, f"even with one head your output is off by up to {results[1]:.2f}")
+        return verdict(False, f"one head matches, but with 4 heads (d_head = 4) your output is off by up to {results[4]:.2f}: which length should the scores be scaled by?")
+    return verdict(False, f"even with one head your output is off by up to {results[1]:.2f}")

@@ -12,21 +12,7 @@ import numpy as np
 
 from attention.masks import causal_mask
 from attention.scaled_dot_product import attention
-
-PASS, FAIL = "✓ Correct: ", "✗ Not yet: "
-
-
-def _verdict(ok, message):
-    print((PASS if ok else FAIL) + message)
-    return ok
-
-
-def _call(fn, *args):
-    """Call the reader's function; return (result, None) or (None, a failure line)."""
-    try:
-        return fn(*args), None
-    except Exception as error:  # a reader's bug is a verdict, not a crash
-        return None, f"your function raised {type(error).__name__}: {error}"
+from attention.practice.verdict import call, verdict
 
 
 # Exercise 1 ---------------------------------------------------------------------------
@@ -39,25 +25,25 @@ def check_running_max_and_sum(your_function):
     row = np.concatenate(blocks)
     m_true = float(row.max())
     l_true = float(np.exp(row - m_true).sum())
-    got, problem = _call(your_function, [b.copy() for b in blocks])
+    got, problem = call(your_function, [b.copy() for b in blocks])
     if problem:
-        return _verdict(False, problem)
+        return verdict(False, problem)
     try:
         m, l = (float(x) for x in got)
     except (TypeError, ValueError):
-        return _verdict(False, f"return a pair (m, l) of numbers, got {got!r}")
+        return verdict(False, f"return a pair (m, l) of numbers, got {got!r}")
     if not math.isclose(m, m_true, rel_tol=1e-9):
-        return _verdict(False, f"m should be the largest score of all blocks, {m_true:.3f}, got {m:.3f}")
+        return verdict(False, f"m should be the largest score of all blocks, {m_true:.3f}, got {m:.3f}")
     if math.isclose(l, l_true, rel_tol=1e-9):
-        return _verdict(True, f"3 blocks give m = {m_true:.2f} and l = {l_true:.2f}, "
+        return verdict(True, f"3 blocks give m = {m_true:.2f} and l = {l_true:.2f}, "
                               "the softmax normaliser of the whole row, in one pass.")
     unscaled = sum(float(np.exp(b - max(float(np.max(bb)) for bb in blocks[: i + 1])).sum())
                    for i, b in enumerate(blocks))
     if math.isclose(l, unscaled, rel_tol=1e-9):
-        return _verdict(False, f"l = {l:.3f} but should be {l_true:.3f}: each block's terms were summed "
+        return verdict(False, f"l = {l:.3f} but should be {l_true:.3f}: each block's terms were summed "
                                "relative to the maximum of that moment; when the maximum rises from m "
                                "to m_new, multiply the sum so far by exp(m - m_new)")
-    return _verdict(False, f"l should be sum(exp(score - m)) over all blocks, {l_true:.3f}, got {l:.3f}")
+    return verdict(False, f"l should be sum(exp(score - m)) over all blocks, {l_true:.3f}, got {l:.3f}")
 
 
 # Exercise 2 ---------------------------------------------------------------------------
@@ -78,25 +64,25 @@ def check_merge(your_function):
     k[8:] *= 3.0  # the second half scores higher, so the two maxima differ
     halves = _half(q, k[:8], v[:8]) + _half(q, k[8:], v[8:])
     expected = attention(q, k, v)
-    got, problem = _call(your_function, *halves)
+    got, problem = call(your_function, *halves)
     if problem:
-        return _verdict(False, problem)
+        return verdict(False, problem)
     if got is None:
-        return _verdict(False, "merge returned None; return the merged output, shape (5, 3)")
+        return verdict(False, "merge returned None; return the merged output, shape (5, 3)")
     got = np.asarray(got)
     if got.shape != expected.shape:
-        return _verdict(False, f"the merged output should have shape {expected.shape}, got {got.shape}")
+        return verdict(False, f"the merged output should have shape {expected.shape}, got {got.shape}")
     error = float(np.max(np.abs(got - expected)))
     if error <= 1e-12:
-        return _verdict(True, "merging the two halves equals attention over all 12 keys (max difference below 1e-12).")
+        return verdict(True, "merging the two halves equals attention over all 12 keys (max difference below 1e-12).")
     o1, m1, l1, o2, m2, l2 = halves
     if np.allclose(got, (o1 + o2) / 2):
-        return _verdict(False, f"the plain average is off by up to {error:.2f}: the halves do not carry equal "
+        return verdict(False, f"the plain average is off by up to {error:.2f}: the halves do not carry equal "
                                "weight; weight each by its share of the softmax mass, l_i * exp(m_i - m)")
     if np.allclose(got, (l1[:, None] * o1 + l2[:, None] * o2) / (l1 + l2)[:, None]):
-        return _verdict(False, f"off by up to {error:.2f}: l1 and l2 are sums relative to different maxima "
+        return verdict(False, f"off by up to {error:.2f}: l1 and l2 are sums relative to different maxima "
                                "m1 and m2; bring both to m = max(m1, m2) with exp(m_i - m) first")
-    return _verdict(False, f"your output differs from attention over all keys by up to {error:.2f}")
+    return verdict(False, f"your output differs from attention over all keys by up to {error:.2f}")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
@@ -117,16 +103,16 @@ def check_tile_kind(your_function):
                 k1 = min(k0 + bk, n_k)
                 tile = allowed[q0:q1, k0:k1]
                 want = "skip" if not tile.any() else "full" if tile.all() else "diagonal"
-                got, problem = _call(your_function, q0, q1, k0, k1, n_q, n_k)
+                got, problem = call(your_function, q0, q1, k0, k1, n_q, n_k)
                 if problem:
-                    return _verdict(False, problem)
+                    return verdict(False, problem)
                 if got != want:
-                    return _verdict(False, f"with n_q = {n_q}, n_k = {n_k}, the tile of queries {q0}..{q1 - 1} and "
+                    return verdict(False, f"with n_q = {n_q}, n_k = {n_k}, the tile of queries {q0}..{q1 - 1} and "
                                            f"keys {k0}..{k1 - 1} is {want!r}, you said {got!r}: query {q0} sits at "
                                            f"position {n_k - n_q + q0} and sees keys 0..{n_k - n_q + q0}")
                 tally[want] += 1
                 total += 1
         counts = counts or tally
-    return _verdict(True, f"all {total} tiles of {len(_TILE_SHAPES)} shapes classified; for n_q = n_k = 16 with "
+    return verdict(True, f"all {total} tiles of {len(_TILE_SHAPES)} shapes classified; for n_q = n_k = 16 with "
                           f"4 x 4 tiles: {counts['skip']} skipped, {counts['diagonal']} on the diagonal, "
                           f"{counts['full']} full.")
