@@ -111,3 +111,13 @@ def test_chapter_notebook_holds_the_page_blocks_as_code_cells(fixture_site):
     assert "```{.python notest}" in prose  # a block that does not run stays prose
     assert "level: Beginner" not in prose  # no front matter
     assert "[home](https://example.org/course/)" in prose  # links work from a notebook
+
+
+def test_chapter_notebook_takes_its_title_from_front_matter_when_the_page_has_none(tmp_path):
+    from tools.notebooks import chapter_notebook
+
+    page = tmp_path / "page.md"
+    page.write_text('---\ntitle: Only in front matter\n---\n\nProse.\n\n'
+                    '```python\n# a comment, not a heading\nx = 1\n```\n', "utf8")
+    nb = chapter_notebook(page, tmp_path, "https://example.org/repo", "https://example.org/page/")
+    assert nb.cells[1].source == "# Only in front matter"
