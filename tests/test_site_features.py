@@ -116,3 +116,10 @@ def test_names_and_ordinary_symbols_are_not_typeset_as_operators():
         '<span class="arithmatex">\\(\\operatorname{softmax}(x) = -\\infty\\)</span>', None, None, None
     )
     assert "<mi>softmax</mi>" in html and "<mi>&#x0221E;</mi>" in html and "<mo>softmax" not in html
+
+
+@pytest.mark.parametrize("page", chapters(), ids=lambda p: p.stem)
+def test_every_chapter_shows_its_header_as_html_not_as_code(page, built_site):
+    html = built_site.pages[page.resolve()]
+    assert html.count('<div class="chapter-facts"') == 1
+    assert "chapter-facts</span>" not in html and '"chapter-facts"</span>' not in html

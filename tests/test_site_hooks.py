@@ -121,3 +121,22 @@ def test_chapter_notebook_takes_its_title_from_front_matter_when_the_page_has_no
                     '```python\n# a comment, not a heading\nx = 1\n```\n', "utf8")
     nb = chapter_notebook(page, tmp_path, "https://example.org/repo", "https://example.org/page/")
     assert nb.cells[1].source == "# Only in front matter"
+
+
+def test_chapter_header_goes_below_the_title_and_never_into_a_code_block(tmp_path):
+    from types import SimpleNamespace
+
+    from tools.chapter_header import on_page_markdown
+    from tools.markdown_source import read_page
+
+    page = SimpleNamespace(meta={"level": "Advanced"}, url="chapters/05-x/",
+                           file=SimpleNamespace(src_uri="chapters/05-x.md"))
+    config = SimpleNamespace(docs_dir=str(tmp_path))
+    code = "```python\n# a comment, not a heading\nx = 1\n```\n"
+    for body, before in ((f"Prose.\n\n{code}", ""), (f"# Title\n\nProse.\n\n{code}", "# Title\n")):
+        out = on_page_markdown(body, page, config, None)
+        assert out.startswith(before + "\n" + '<div class="chapter-facts"')
+        written = tmp_path / "out.md"
+        written.write_text(out, "utf8")
+        [block] = read_page(written, tmp_path).blocks
+        assert block.code == "# a comment, not a heading\nx = 1\n"

@@ -22,10 +22,10 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # mkdocs loads hooks by path
 
+from tools.markdown_source import first_h1  # noqa: E402
 from tools.notebooks import chapter_notebook  # noqa: E402
 
 WORDS_PER_MINUTE = 200
-TITLE = re.compile(r"^# .*$", re.M)
 CHAPTER_NUMBER = re.compile(r"^(\d+)-")
 
 
@@ -74,9 +74,10 @@ def header(page, markdown: str, docs_dir: str) -> str:
 def on_page_markdown(markdown, page, config, files):
     if "level" not in page.meta:
         return markdown
-    title = TITLE.search(markdown)
-    at = title.end() + 1 if title else 0
-    return markdown[:at] + "\n" + header(page, markdown, config.docs_dir) + "\n" + markdown[at:]
+    heading = first_h1(markdown)
+    lines = markdown.split("\n")
+    at = heading[1] if heading else 0  # below the title, or first when it is front matter only
+    return "\n".join([*lines[:at], "", header(page, markdown, config.docs_dir), *lines[at:]])
 
 
 def is_practice(page) -> bool:

@@ -13,16 +13,20 @@ adds it to that page; nothing else needs editing.
 """
 
 import re
+import sys
 from pathlib import Path
 
 from markdown.extensions.toc import slugify
 from mkdocs.structure.files import File
 from mkdocs.utils.meta import get_data
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # mkdocs loads hooks by path
+
+from tools.markdown_source import first_h1  # noqa: E402
+
 PAGE = "interview-questions.md"
 CHAPTERS = "chapters/"
 QUESTION = re.compile(r'^(?P<indent> *)\?\?\?\+? question "(?P<text>[^"]+)"', re.M)
-TITLE = re.compile(r"^# (?P<title>.+)$", re.M)
 INTRO = """---
 title: Interview questions
 description: Every interview question of the course, by chapter, each linking to its answer on the chapter page.
@@ -53,8 +57,8 @@ def add_anchors(markdown: str) -> str:
 def chapter_title(markdown: str, fallback: str) -> str:
     """The title as MkDocs takes it: front matter ``title``, else the first ``# `` heading."""
     body, meta = get_data(markdown)
-    title = TITLE.search(body)
-    return str(meta.get("title") or (title["title"].strip() if title else fallback))
+    heading = first_h1(body)
+    return str(meta.get("title") or (heading[0].strip() if heading else fallback))
 
 
 def questions_page(chapters: list[tuple[str, str]]) -> str:

@@ -99,6 +99,19 @@ class CourseMarkdown(MarkdownIt):
         return tokens
 
 
+def first_h1(markdown: str) -> tuple[str, int] | None:
+    """The page's first level-1 heading, as (its text, the 0-based line just after it).
+
+    Read by the Markdown parser, so a ``# comment`` line inside a code block is no heading.
+    ``markdown`` is the page without its front matter (or with it blanked out).
+    """
+    tokens = MarkdownIt("commonmark").parse(lift_containers(markdown))
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h1" and token.map:
+            return tokens[i + 1].content, token.map[1]
+    return None
+
+
 def fence_language(info: str) -> tuple[str, set[str]]:
     """``python``, ``{.python notest}`` -> (language, option words)."""
     info = info.strip()

@@ -22,10 +22,9 @@ from urllib.parse import urljoin
 
 import jupytext
 import nbformat
-from markdown_it import MarkdownIt
 from mkdocs.utils.meta import get_data
 
-from tools.markdown_source import CONTAINER, expand_snippets, lift_containers, read_page
+from tools.markdown_source import CONTAINER, expand_snippets, first_h1, lift_containers, read_page
 
 ROOT = Path(__file__).resolve().parent.parent
 PRACTICE = ROOT / "docs" / "practice"
@@ -70,9 +69,7 @@ def chapter_notebook(path: Path, root: Path, repo_url: str, page_url: str) -> nb
         start = block.output_span[1] if block.output_span else block.end
     cells.append(nbformat.v4.new_markdown_cell(prose(lines[start:], page_url)))
     title = get_data(text)[1].get("title")
-    tokens = MarkdownIt("commonmark").parse(blank_front_matter(text))
-    if title and not any(t.type == "heading_open" and t.tag == "h1" for t in tokens):
-        # the page's title is in its front matter only (a "# " line in code is no title)
+    if title and not first_h1(blank_front_matter(text)):  # the title is in front matter only
         cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
     code = "\n".join(block.code for block in page.blocks)
     cells.insert(0, nbformat.v4.new_code_cell(install_cell(repo_url, code)))
