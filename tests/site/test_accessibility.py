@@ -1,0 +1,235 @@
+"""Readable by every reader: the built site audited for WCAG 2.1 AA in a real browser.
+
+axe-core (npm, pinned in package-lock.json, installed by `make`) is injected into each
+page by the test; the site never ships it. Every page, the 404 page included, is audited
+in the light and the dark theme, at a desktop width and at a 390-px phone width, with every
+collapsible opened so the hidden answers are audited too. The rule sets are WCAG 2.0 and
+2.1, levels A and AA. What an automated audit cannot see is driven by hand: the
+interview answers, the content tabs and a scrolling table, with the keyboard only, and the
+states a screen reader announces (read from Chromium's accessibility tree); figures have
+real text alternatives and follow the theme.
+"""
+
+import re
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.site.browsing import DESKTOP, PHONE, page_paths, visit
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+NOT_FOUND = "no/such/page/"
+CHAPTER_2 = "chapters/02-self-attention/"
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if not AXE.exists():
+        pytest.fail("axe-core is not installed: `make test` installs it (npm ci, from "
+                    "package-lock.json)", pytrace=False)
+    return AXE.read_text("utf8")
+
+
+def settle(page):
+    """Wait until resize handlers have run and no transition is under way (colours and
+    positions are final: axe measures what is on the screen at that moment)."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')",
+                           timeout=10_000)
+
+
+def audit(page, axe_source: str) -> list[dict]:
+    """axe-core's WCAG 2.0/2.1 A and AA violations on the page as it is now."""
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(content=axe_source)
+    result = page.evaluate(
+        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags},"
+        " resultTypes: ['violations']})", WCAG_AA)
+    return result["violations"]
+
+
+def summary(found: dict) -> str:
+    """One line per page, theme and width: rule (nodes) and the first element at fault."""
+    lines = []
+    for where, violations in found.items():
+        for v in violations:
+            node = v["nodes"][0]
+            lines.append(f"{where}: {v['id']} ({len(v['nodes'])}): {node['target']} "
+                         f"{node['failureSummary'].splitlines()[-1].strip()}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_has_no_wcag_aa_violation(browser, server, built_site, axe_source, scheme):
+    found = {}
+    paths = page_paths(built_site) + [NOT_FOUND]
+    for path in paths:
+        seen = visit(browser, server + path, expect_status=404 if path == NOT_FOUND else 200,
+                     color_scheme=scheme, viewport=DESKTOP)
+        page = seen.page
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+        settle(page)
+        for width, viewport in [("desktop", DESKTOP), ("390 px", PHONE)]:
+            page.set_viewport_size(viewport)
+            settle(page)
+            violations = audit(page, axe_source)
+            if violations:
+                found[f"/{path} [{scheme}, {width}]"] = violations
+        page.context.close()
+    assert len(paths) > 5
+    assert not found, "axe-core finds WCAG AA violations:\n" + summary(found)
+
+
+def test_the_audit_finds_a_violation_when_there_is_one(browser, server, axe_source):
+    """The audit is live: a low-contrast paragraph and an unlabelled image are reported."""
+    seen = visit(browser, server, wait="load")
+    seen.page.evaluate("""() => {
+        const p = document.createElement('p');
+        p.textContent = 'grey on white';
+        p.style.cssText = 'color: #bbbbbb; background: #ffffff';
+        const img = document.createElement('img');
+        img.src = 'assets/logo.svg';
+        document.querySelector('article').append(p, img);
+    }""")
+    rules = {v["id"] for v in audit(seen.page, axe_source)}
+    assert {"color-contrast", "image-alt"} <= rules, rules
+    seen.page.context.close()
+
+
+def test_the_site_does_not_ship_axe(built_site):
+    shipped = [p for p in built_site.site_dir.rglob("*") if "axe" in p.name.lower()]
+    assert not shipped, shipped
+
+
+# -- Figures ----------------------------------------------------------------------------
+
+FIGURE = re.compile(r'<img\b[^>]*src="([^"]*assets/figures/[^"]+)"[^>]*>')
+GENERIC_ALT = {"figure", "image", "chart", "plot", "graph", "diagram", "picture"}
+
+
+def test_every_image_says_what_it_shows(built_site):
+    bad = []
+    for source, html in built_site.pages.items():
+        article = html[html.find("<article"):html.find("</article>")]
+        for img in re.findall(r"<img\b[^>]*>", article):
+            alt = re.search(r'\balt="([^"]*)"', img)
+            words = alt.group(1).split() if alt else []
+            if len(words) < 6 or alt.group(1).strip().lower().rstrip(".") in GENERIC_ALT:
+                bad.append(f"{source.name}: {img[:120]}")
+    assert not bad, "images whose alt text does not say what they show:\n" + "\n".join(bad)
+
+
+def test_every_figure_has_a_light_and_a_dark_variant(built_site):
+    from tools.site.accessibility import DARK_INK, INK, LIGHT_INK
+
+    sources = [src for html in built_site.pages.values() for src in FIGURE.findall(html)]
+    assert sources, "no figure found on any page"
+    assert all(src.endswith(("#only-light", "#only-dark")) for src in sources), sources
+    light = sorted(s for s in sources if s.endswith("#only-light"))
+    dark = sorted(s for s in sources if s.endswith("#only-dark"))
+    assert [s.replace(".svg#only-light", "-dark.svg#only-dark") for s in light] == dark
+    figures = built_site.site_dir / "assets" / "figures"
+    for path in figures.glob("*.svg"):
+        svg = path.read_text("utf8").lower()
+        assert INK not in svg, f"{path.name} still has the neutral ink {INK}"
+        ink = DARK_INK if path.stem.endswith("-dark") else LIGHT_INK
+        assert ink in svg, f"{path.name} is not drawn with {ink}"
+
+
+@pytest.mark.parametrize("scheme, suffix", [("light", ".svg#only-light"),
+                                            ("dark", "-dark.svg#only-dark")])
+def test_the_figure_shown_matches_the_theme(browser, server, scheme, suffix):
+    seen = visit(browser, server + CHAPTER_2, color_scheme=scheme, wait="load")
+    page = seen.page
+    figures = page.locator('article img[src*="assets/figures/"]')
+    shown = [i for i in range(figures.count())
+             if figures.nth(i).evaluate("img => getComputedStyle(img).display") != "none"]
+    assert len(shown) == 1, f"{len(shown)} of the figure's variants are shown"
+    figure = figures.nth(shown[0])
+    assert figure.get_attribute("src").endswith(suffix)
+    figure.scroll_into_view_if_needed()  # it loads lazily; the hidden variant never does
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0",
+                           arg=figure.element_handle(), timeout=10_000)
+    assert not seen.failed and not seen.errors
+    page.context.close()
+
+
+# -- The keyboard alone -----------------------------------------------------------------
+
+def tab_until(page, condition: str, most: int = 40) -> None:
+    """Press Tab until ``condition`` (JS, of ``document.activeElement`` as ``e``) holds."""
+    for _ in range(most):
+        page.keyboard.press("Tab")
+        if page.evaluate(f"() => {{ const e = document.activeElement; return !!({condition}); }}"):
+            return
+    raise AssertionError(f"{most} presses of Tab never reached an element where {condition}")
+
+
+def announced(page, role: str, name: str) -> dict:
+    """What Chromium's accessibility tree tells a screen reader about the element."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        for node in cdp.send("Accessibility.getFullAXTree")["nodes"]:
+            if (node.get("role", {}).get("value") == role
+                    and node.get("name", {}).get("value", "").startswith(name)):
+                return {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
+    finally:
+        cdp.detach()
+    raise AssertionError(f"no {role} named {name!r} in the accessibility tree")
+
+
+def test_an_interview_answer_opens_and_closes_with_the_keyboard(browser, server):
+    seen = visit(browser, server + CHAPTER_2 + "#interview-questions", wait="load")
+    page = seen.page
+    tab_until(page, "e.tagName === 'SUMMARY'")
+    question = page.evaluate("() => document.activeElement.textContent.trim()")
+    answer = page.locator("details.question", has_text=question).locator("p").first
+    assert announced(page, "DisclosureTriangle", question)["expanded"] is False
+    assert not answer.is_visible()
+    page.keyboard.press("Enter")
+    assert answer.is_visible()
+    assert announced(page, "DisclosureTriangle", question)["expanded"] is True
+    page.keyboard.press("Space")
+    assert not answer.is_visible()
+    assert announced(page, "DisclosureTriangle", question)["expanded"] is False
+    page.context.close()
+
+
+def test_content_tabs_switch_with_the_arrow_keys(browser, server):
+    seen = visit(browser, server + "#how-the-pages-are-verified", wait="load")
+    page = seen.page
+    tab_until(page, "e.matches('.tabbed-set > input[type=radio]')")
+    first, second = (page.locator(".tabbed-labels label").nth(i).inner_text() for i in (0, 1))
+    blocks = page.locator(".tabbed-set").first.locator(".tabbed-block")
+    assert announced(page, "radio", first)["checked"] == "true"
+    assert blocks.nth(0).is_visible() and not blocks.nth(1).is_visible()
+    page.keyboard.press("ArrowRight")
+    assert announced(page, "radio", second)["checked"] == "true"
+    assert announced(page, "radio", first)["checked"] == "false"
+    assert blocks.nth(1).is_visible() and not blocks.nth(0).is_visible()
+    assert page.evaluate("() => document.activeElement.checked")
+    page.context.close()
+
+
+def test_a_wide_table_is_reached_and_scrolled_with_the_keyboard(browser, server):
+    seen = visit(browser, server + "chapters/05-attention-at-scale/", viewport=PHONE)
+    page = seen.page
+    settle(page)
+    # Arrive as a reader following a link to the section that holds the first wide table.
+    anchor = page.evaluate("""() => {
+        const table = document.querySelector('.md-typeset__scrollwrap[data-scroll-region]');
+        const heads = [...document.querySelectorAll('article :is(h2, h3)[id]')];
+        return heads.filter(h => h.compareDocumentPosition(table)
+                                 & Node.DOCUMENT_POSITION_FOLLOWING).pop().id; }""")
+    page.goto(server + f"chapters/05-attention-at-scale/#{anchor}")
+    settle(page)
+    tab_until(page, "e.matches('.md-typeset__scrollwrap')")
+    assert announced(page, "region", "Table")["focusable"] is True
+    before = page.evaluate("() => document.activeElement.scrollLeft")
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    # Keyboard scrolling is animated: wait for it to move.
+    page.wait_for_function("x => document.activeElement.scrollLeft > x", arg=before,
+                           timeout=5_000)
+    page.context.close()
