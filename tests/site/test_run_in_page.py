@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-from tests.test_browser import browser, page_paths, server, visit  # noqa: F401 (fixtures)
+from tests.site.browsing import visit
 from tools.pagecheck import output_matches
 from tools.run_in_page import NOT_IN_BROWSER
 
@@ -65,7 +65,7 @@ def address(built_site, source: str) -> str:
 
 
 @pytest.mark.parametrize("source", pages_with_python())
-def test_every_runnable_block_prints_what_the_page_shows(source, browser, server,  # noqa: F811
+def test_every_runnable_block_prints_what_the_page_shows(source, browser, server,
                                                          built_site, capsys):
     path = address(built_site, source)
     seen = visit(browser, server + path)
@@ -103,13 +103,13 @@ def test_few_blocks_are_kept_out_of_the_browser_by_hand():
         assert (DOCS / source).exists(), f"NOT_IN_BROWSER names {source}, which does not exist"
 
 
-def test_a_plain_page_view_downloads_no_python(browser, server):  # noqa: F811
+def test_a_plain_page_view_downloads_no_python(browser, server):
     seen = visit(browser, server + CHAPTER_2)
     assert not [url for url in seen.requests if "pyodide" in url or url.endswith(".whl")]
     seen.page.context.close()
 
 
-def test_first_run_download_and_time_to_first_output(browser, server, capsys):  # noqa: F811
+def test_first_run_download_and_time_to_first_output(browser, server, capsys):
     seen = visit(browser, server + CHAPTER_2)
     before = seen.transferred
     start = time.perf_counter()
@@ -153,7 +153,7 @@ def solve_with_keyboard(page, starter: int) -> None:
     page.keyboard.type(answer)
 
 
-def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(browser, server):  # noqa: F811
+def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(browser, server):
     seen = visit(browser, server + CHAPTER_2)
     page = seen.page
     for visit_number in (1, 2):
@@ -177,7 +177,7 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(br
     page.context.close()
 
 
-def test_stop_ends_a_runaway_loop_and_the_next_run_works(browser, server):  # noqa: F811
+def test_stop_ends_a_runaway_loop_and_the_next_run_works(browser, server):
     seen = visit(browser, server + CHAPTER_2)
     page = seen.page
     run_block(page, 0)
