@@ -233,3 +233,29 @@ def test_a_wide_table_is_reached_and_scrolled_with_the_keyboard(browser, server)
     page.wait_for_function("x => document.activeElement.scrollLeft > x", arg=before,
                            timeout=5_000)
     page.context.close()
+
+
+def test_a_block_runs_in_the_page_with_the_keyboard_and_says_so(browser, server):
+    """Run in the page: Tab to the first block's Run, Enter; the result is announced."""
+    seen = visit(browser, server + "#how-the-pages-are-verified", wait="load")
+    page = seen.page
+    tab_until(page, "e.matches('.run-bar button') && e.textContent === 'Edit'", most=80)
+    edit = page.evaluate_handle("() => document.activeElement")
+    assert announced(page, "button", "Edit")["pressed"] == "false"
+    page.keyboard.press("Space")  # edit the block in place: the caret goes into the code
+    assert edit.evaluate("b => b.getAttribute('aria-pressed')") == "true"
+    assert page.evaluate("() => document.activeElement.isContentEditable")
+    tab_until(page, "e.matches('.run-bar button') && e.textContent === 'Edit'", most=10)
+    page.keyboard.press("Space")  # Edit again: editing ends
+    assert edit.evaluate("b => b.getAttribute('aria-pressed')") == "false"
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("() => document.activeElement.textContent") == "Run"
+    bar = page.evaluate_handle("() => document.activeElement.closest('.run-bar')")
+    page.keyboard.press("Enter")
+    page.wait_for_function("bar => bar.querySelector('[aria-live=polite]').textContent"
+                           " === 'Ran in your browser'", arg=bar, timeout=300_000)
+    index = bar.evaluate("b => b.dataset.runBar")
+    output = page.locator(f'.run-output[data-for="{index}"][role=status]')
+    assert output.is_visible() and output.inner_text().strip()
+    assert not seen.failed and not seen.errors
+    page.context.close()
