@@ -126,8 +126,8 @@ check_padding_mask(make_padding_mask)
 # %% snippet="exercises/chapter02.py:ex3-starter"
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
     """True if self-attention of the permuted tokens gives the permuted outputs."""
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Your code: compare out_perm with the right rearrangement of out.
     return bool(np.allclose(out_perm, out))
 
@@ -142,8 +142,8 @@ check_permutation_test(is_permutation_equivariant)
 # ```python
 # def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
 #     """True if self-attention of the permuted tokens gives the permuted outputs."""
-#     out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-#     out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+#     out = self_attention(X, W_q, W_k, W_v, causal=causal)
+#     out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
 #     # Row i of out_perm belongs to the token that was at position perm[i].
 #     return bool(np.allclose(out_perm, out[perm]))
 # ```
