@@ -36,8 +36,11 @@ def test_post_is_served_at_its_dated_url_and_listed_on_the_blog_index(built_site
 def test_post_figure_resolves_from_the_post_url(built_site):
     html = post_html(built_site)
     sources = re.findall(r'<img[^>]*\ssrc="([^"]+)"', html)
-    figure = [s for s in sources if s.endswith("article-weights.svg")]
-    assert figure, sources
+    # The light and the dark variant (tools/site/accessibility.py), each with its fragment.
+    figure = [s.split("#")[0] for s in sources if "article-weights" in s]
+    assert [f.rsplit("/", 1)[1] for f in figure] == ["article-weights.svg",
+                                                    "article-weights-dark.svg"], sources
+    assert (built_site.site_dir / URL_DIR / unquote(figure[1])).resolve().exists()
     served = (built_site.site_dir / URL_DIR / unquote(figure[0])).resolve()
     assert served == (built_site.site_dir / "assets" / "figures" / "article-weights.svg").resolve()
     assert served.exists()

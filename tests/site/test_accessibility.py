@@ -120,8 +120,15 @@ def test_every_image_says_what_it_shows(built_site):
     assert not bad, "images whose alt text does not say what they show:\n" + "\n".join(bad)
 
 
+def test_the_theme_variants_replace_the_ink_figures_are_drawn_with():
+    from tools.figures import INK as FIGURE_INK
+    from tools.site.accessibility import INK
+
+    assert INK == FIGURE_INK.lower()
+
+
 def test_every_figure_has_a_light_and_a_dark_variant(built_site):
-    from tools.site.accessibility import DARK_INK, INK, LIGHT_INK
+    from tools.site.accessibility import DARK_DATA, DARK_INK, INK, LIGHT_DATA, LIGHT_INK
 
     sources = [src for html in built_site.pages.values() for src in FIGURE.findall(html)]
     assert sources, "no figure found on any page"
@@ -133,8 +140,10 @@ def test_every_figure_has_a_light_and_a_dark_variant(built_site):
     for path in figures.glob("*.svg"):
         svg = path.read_text("utf8").lower()
         assert INK not in svg, f"{path.name} still has the neutral ink {INK}"
-        ink = DARK_INK if path.stem.endswith("-dark") else LIGHT_INK
+        dark = path.stem.endswith("-dark")
+        ink, faint = (DARK_INK, DARK_DATA) if dark else (LIGHT_INK, LIGHT_DATA)
         assert ink in svg, f"{path.name} is not drawn with {ink}"
+        assert not [c for c in faint if c in svg], f"{path.name} keeps a colour under 3:1"
 
 
 @pytest.mark.parametrize("scheme, suffix", [("light", ".svg#only-light"),

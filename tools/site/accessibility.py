@@ -5,7 +5,9 @@ transparent background (``INK``, the figure style of the page checker). The buil
 two variants of it into the site: ``name.svg`` with ink dark enough for the light theme
 and ``name-dark.svg`` with ink light enough for the dark theme, and every
 ``<img src=".../figures/name.svg">`` becomes the pair, shown by theme through Material's
-``#only-light`` / ``#only-dark``. Only the exact ink colour is replaced; data colours stay.
+``#only-light`` / ``#only-dark``. Only exact colours are replaced: the ink, and those of
+Matplotlib's default colour cycle that fall under 3:1 against the theme's background
+(WCAG 1.4.11, lines and marks of a chart), each by the same hue a shade darker or lighter.
 The committed SVG in ``docs/`` is untouched (the page checker compares against it).
 
 Material's footer escapes a page title twice in its ``aria-label`` ("Machine Learning
@@ -23,6 +25,10 @@ from pathlib import Path
 INK = "#8a8a8a"  # the ink figures are drawn with (tools/pagecheck/figures.py, STYLE)
 LIGHT_INK = "#4d4d4d"  # 8.4:1 on white
 DARK_INK = "#c4c6cc"  # 9.5:1 on the dark theme's background
+# Matplotlib's default cycle (tab10), where a colour is under 3:1 (now 3.5:1 or more).
+LIGHT_DATA = {"#ff7f0e": "#da6600", "#2ca02c": "#2b9c2b", "#e377c2": "#dc55b3",
+              "#bcbd22": "#8d8d19", "#17becf": "#1294a1"}  # on white
+DARK_DATA = {"#1f77b4": "#207dbd", "#d62728": "#db3738", "#8c564b": "#a66659"}  # on #1e2129
 FIGURES = "assets/figures/"
 
 _IMG = re.compile(r'<img\b[^>]*\bsrc="(?P<src>[^"#]*' + re.escape(FIGURES)
@@ -49,9 +55,12 @@ def theme_figures(html: str) -> str:
     return _IMG.sub(pair, html)
 
 
-def recolor(svg: str, ink: str) -> str:
-    """``svg`` with the figure ink replaced by ``ink`` (case-insensitive, exact colour)."""
-    return re.sub(re.escape(INK), ink, svg, flags=re.IGNORECASE)
+def recolor(svg: str, ink: str, data: dict[str, str] | None = None) -> str:
+    """``svg`` with the figure ink replaced by ``ink``, and data colours by ``data``
+    (exact colours, any case)."""
+    colours = {INK: ink, **(data or {})}
+    pattern = re.compile("|".join(map(re.escape, colours)), re.IGNORECASE)
+    return pattern.sub(lambda m: colours[m.group(0).lower()], svg)
 
 
 def fix_double_escaped_labels(html: str) -> str:
@@ -67,9 +76,9 @@ def write_theme_variants(site_dir: Path) -> list[Path]:
         if path.stem.endswith("-dark"):
             continue
         svg = path.read_text("utf8")
-        path.write_text(recolor(svg, LIGHT_INK), "utf8")
+        path.write_text(recolor(svg, LIGHT_INK, LIGHT_DATA), "utf8")
         dark = path.with_name(f"{dark_name(path.stem)}.svg")
-        dark.write_text(recolor(svg, DARK_INK), "utf8")
+        dark.write_text(recolor(svg, DARK_INK, DARK_DATA), "utf8")
         written += [path, dark]
     return written
 
