@@ -94,6 +94,7 @@ class KVCache:
         self.positions = np.zeros(0, dtype=np.int64)  # (kept,) slot of each kept key
         self.valid = None   # (batch, kept) True on real tokens, False on <pad>
         self.length = 0     # slots seen so far: the next token's slot
+        self.n_real = 0     # (batch,) real tokens seen so far in each sequence
 
     def new_positions(self, n_new):
         """The slots of the next n_new tokens: length .. length + n_new - 1."""
@@ -114,12 +115,13 @@ class KVCache:
         key_valid = np.concatenate([self.valid, valid], axis=-1)   # (b, kept+n_new)
         keep = self._keep(positions, self.length + n_new)
         self.keys[layer], self.values[layer] = keys[..., keep, :], values[..., keep, :]
-        self._pending = positions[keep], key_valid[:, keep]
+        self._pending = positions[keep], key_valid[:, keep], valid.sum(axis=-1)
         return keys, values, positions, key_valid
 
     def advance(self, n_new):
         """After the last layer: the n_new tokens are now part of the cache."""
-        self.positions, self.valid = self._pending
+        self.positions, self.valid, n_real_new = self._pending
+        self.n_real = self.n_real + n_real_new
         self.length += n_new
 
     def _keep(self, positions, next_slot):
@@ -136,10 +138,11 @@ class KVCache:
 
 
 # --8<-- [start:cached_attention]
-def cached_attention(q, k, v, cache, layer, *, valid=None):
+def cached_attention(q, k, v, cache, layer, *, valid=None, return_weights=False):
     """Attention of the new queries q (batch, n_heads, n_new, d_head) over the cached
     and new keys/values of ``layer``: bottom-right causal (and window) mask by slot,
-    <pad> keys masked. Grouped-query: n_heads may be a multiple of k's n_kv_heads."""
+    <pad> keys masked. Grouped-query: n_heads may be a multiple of k's n_kv_heads.
+    valid: (batch, n_new), False on <pad> tokens; None: all real."""
     n_new = q.shape[-2]
     keys, values, key_positions, key_valid = cache.update(layer, k, v, valid)
     group = q.shape[-3] // keys.shape[-3]
@@ -148,5 +151,47 @@ def cached_attention(q, k, v, cache, layer, *, valid=None):
     allowed = window_mask(cache.new_positions(n_new), key_positions,
                           window=cache.window, n_sinks=cache.n_sinks)  # (n_new, n_k)
     mask = allowed[None, None] & key_valid[:, None, None, :]  # (batch, 1, n_new, n_k)
-    return attention(q, keys, values, mask)
+    return attention(q, keys, values, mask, return_weights=return_weights)
 # --8<-- [end:cached_attention]
+
+
+# --8<-- [start:attend_functions]
+def attend_functions(n_layers, n, *, cache=None, valid=None, window=None, n_sinks=0):
+    """What each block's attention calls, for a model's forward pass over n tokens.
+
+    None for every layer means plain causal attention (the blocks' default). With a
+    cache, attention goes through it (the cache's window applies); without one, a
+    padding mask (valid (batch, n), False on <pad>) and a window become one mask.
+    """
+    if cache is not None:
+        return [lambda q, k, v, i=i: cached_attention(q, k, v, cache, i, valid=valid,
+                                                      return_weights=True)
+                for i in range(n_layers)]
+    if valid is None and window is None:
+        return [None] * n_layers
+    slots = np.arange(n)
+    mask = window_mask(slots, slots, window=window, n_sinks=n_sinks)[None, None]
+    if valid is not None:
+        mask = mask & np.asarray(valid)[:, None, None, :]  # (batch, 1, n, n)
+
+    def masked(q, k, v):
+        group = q.shape[-3] // k.shape[-3]
+        k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n, d_head)
+        v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n, d_head)
+        return attention(q, k, v, mask, return_weights=True)
+    return [masked] * n_layers
+
+
+def positions_for(n, *, cache=None, valid=None):
+    """Positions of n new tokens: slots after the cache, or, with <pad> tokens
+    (valid (batch, n)), the count of real tokens before each one, as Hugging Face
+    derives position_ids from the attention mask (a <pad> gets 0)."""
+    start = 0 if cache is None else cache.n_real
+    if valid is None:
+        if np.ndim(start) == 0:
+            return np.arange(start, start + n)
+        return np.asarray(start)[:, None] + np.arange(n)  # (batch, n)
+    valid = np.asarray(valid)
+    counted = np.cumsum(valid, axis=-1) - 1 + np.reshape(start, (-1, 1))  # (batch, n)
+    return np.where(valid, counted, 0)
+# --8<-- [end:attend_functions]
