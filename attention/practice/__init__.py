@@ -8,3 +8,9 @@ __all__ = ["check_attention_weights", "check_padding_mask", "check_permutation_t
 from attention.practice.chapter5 import check_merge, check_running_max_and_sum, check_tile_kind  # noqa: E402
 
 __all__ += ["check_running_max_and_sum", "check_merge", "check_tile_kind"]
+
+from attention.practice.ch04 import (check_decode_step, check_kv_cache_size,  # noqa: E402
+                                     check_top_p_filter, check_window_cache_step)
+
+__all__ += ["check_top_p_filter", "check_decode_step", "check_kv_cache_size",
+            "check_window_cache_step"]
