@@ -23,7 +23,7 @@ from attention.sampling import sample_next
 
 # --8<-- [start:left_pad]
 def left_pad(prompts, pad_id=0):
-    """Prompts of different lengths -> (token_ids (batch, n), valid (batch, n))."""
+    """Prompts of different lengths -> token_ids, valid, both (batch, n)."""
     n = max(len(p) for p in prompts)
     ids = np.full((len(prompts), n), pad_id, dtype=np.int64)
     valid = np.zeros((len(prompts), n), dtype=bool)
@@ -55,7 +55,7 @@ def generate(params, config, token_ids, *, max_new_tokens, valid=None,
         logits = forward(params, config, ids, valid=valid, cache=cache)
     finished = np.zeros(len(ids), bool)
     for step in range(max_new_tokens):
-        if not use_cache:  # recompute everything: the reference the cache must equal
+        if not use_cache:  # recompute it all: what the cache must equal
             logits = forward(params, config, ids, valid=valid, window=window,
                              n_sinks=n_sinks)
         last = logits[:, -1]                               # (batch, vocab)

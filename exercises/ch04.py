@@ -17,7 +17,7 @@ from attention.practice import (check_decode_step, check_kv_cache_size,
 
 # --8<-- [start:ex1-starter]
 def top_p_filter(logits, p):
-    """logits (vocab,) -> logits with -inf on every token outside the nucleus."""
+    """logits (vocab,) -> logits, -inf on every token outside the nucleus."""
     order = np.argsort(logits)[::-1]           # most likely first
     probs = softmax(logits)[order]
     cumulative = np.cumsum(probs)
@@ -31,10 +31,10 @@ def top_p_filter(logits, p):
 
 # --8<-- [start:ex1-solution]
 def top_p_filter(logits, p):
-    """logits (vocab,) -> logits with -inf on every token outside the nucleus."""
+    """logits (vocab,) -> logits, -inf on every token outside the nucleus."""
     order = np.argsort(logits)[::-1]           # most likely first
     probs = softmax(logits)[order]
-    before = np.cumsum(probs) - probs          # mass of the tokens ahead of each
+    before = np.cumsum(probs) - probs          # mass of the tokens ahead
     keep_sorted = before < p                   # still short of p: keep it
     keep_sorted[0] = True                      # always keep the most likely
     keep = np.zeros(logits.shape, bool)
@@ -76,7 +76,8 @@ def kv_cache_size(config, n_tokens, bytes_per_value=2):
     (fields n_layers, n_heads, n_kv_heads, d_model)."""
     d_head = config.d_model // config.n_heads
     # Your code: what does the cache hold for each token, in each layer?
-    return config.n_layers * config.n_kv_heads * d_head * n_tokens * bytes_per_value
+    per_token = config.n_layers * config.n_kv_heads * d_head
+    return per_token * n_tokens * bytes_per_value
 # --8<-- [end:ex3-starter]
 
 
