@@ -49,13 +49,6 @@ def kv_cache_bytes_for(config, n_tokens=1, *, batch=1, bytes_per_value=2):
 # --8<-- [end:kv_cache_bytes]
 
 
-def _check_window(fn, window):
-    if window is not None and (isinstance(window, bool) or not isinstance(
-            window, (int, np.integer)) or window < 1):
-        raise ValueError(f"{fn}: window must be a positive integer or None, "
-                         f"got {window!r}")
-
-
 # --8<-- [start:window_mask]
 def window_mask(query_positions, key_positions, *, window=None, n_sinks=0):
     """Which keys each query may see: (n_q, n_k) booleans, True = may attend.
@@ -65,7 +58,10 @@ def window_mask(query_positions, key_positions, *, window=None, n_sinks=0):
     first ``n_sinks``. With window=None it is the causal mask, aligned by
     position (bottom-right when the queries are the last positions).
     """
-    _check_window("window_mask", window)
+    if window is not None and (isinstance(window, bool) or not isinstance(
+            window, (int, np.integer)) or window < 1):
+        raise ValueError(f"window must be a positive integer or None, "
+                         f"got {window!r}")
     qp = np.asarray(query_positions)[:, None]  # (n_q, 1)
     kp = np.asarray(key_positions)[None, :]    # (1, n_k)
     allowed = kp <= qp
@@ -93,7 +89,7 @@ class KVCache:
     """
 
     def __init__(self, n_layers, *, window=None, n_sinks=0):
-        _check_window("KVCache", window)
+        window_mask([0], [0], window=window)  # checks the window
         self.window, self.n_sinks = window, n_sinks
         # Per layer: (batch, n_kv_heads, kept, d_head), None before the first.
         self.keys = [None] * n_layers
@@ -167,7 +163,7 @@ def cached_attention(q, k, v, cache, layer, *, valid=None,
     allowed = window_mask(cache.new_positions(n_new), key_positions,
                           window=cache.window, n_sinks=cache.n_sinks)
     mask = allowed & key_valid[:, None, None, :]  # (batch, 1, n_new, n_k)
-    return attention(q, keys, values, mask, return_weights=return_weights)
+    return attention(q, keys, values, mask=mask, return_weights=return_weights)
 # --8<-- [end:cached_attention]
 
 
@@ -196,7 +192,7 @@ def attend_functions(n_layers, n, *, cache=None, valid=None, window=None,
         group = q.shape[-3] // k.shape[-3]
         k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n, d_head)
         v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n, d_head)
-        return attention(q, k, v, mask, return_weights=True)
+        return attention(q, k, v, mask=mask, return_weights=True)
     return [masked] * n_layers
 
 

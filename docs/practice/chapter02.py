@@ -78,8 +78,10 @@ check_attention_weights(attention_weights)
 #
 # A batch of sentences of different lengths is padded to one length with `"<pad>"`
 # tokens. Write `make_padding_mask(batch)`: a boolean mask, True where a token is real
-# (True means "may attend", as in PyTorch), shaped to broadcast against scores of shape
-# (batch, heads, n_q, n_k), so that no query attends to a pad.
+# (True means "may attend", as in PyTorch's `scaled_dot_product_attention`; its
+# `nn.MultiheadAttention` and `nn.Transformer` use the opposite, True = blocked), shaped
+# to broadcast against scores of shape (batch, heads, n_q, n_k), so that no query
+# attends to a pad.
 
 # %% snippet="exercises/chapter02.py:ex2-starter"
 def make_padding_mask(batch):
@@ -116,8 +118,8 @@ check_padding_mask(make_padding_mask)
 # %% snippet="exercises/chapter02.py:ex3-starter"
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
     """True if self-attention of the permuted tokens gives the permuted outputs."""
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Your code: compare out_perm with the right rearrangement of out.
     return bool(np.allclose(out_perm, out))
 
@@ -132,8 +134,8 @@ check_permutation_test(is_permutation_equivariant)
 # ```python
 # def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
 #     """True if self-attention of the permuted tokens gives the permuted outputs."""
-#     out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-#     out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+#     out = self_attention(X, W_q, W_k, W_v, causal=causal)
+#     out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
 #     # Row i of out_perm belongs to the token that was at position perm[i].
 #     return bool(np.allclose(out_perm, out[perm]))
 # ```
