@@ -140,7 +140,7 @@ def check_window_cache_step(your_function):
     rng = np.random.default_rng(8)
     n, d, window, chunk = 11, 4, 4, 3
     q, k, v = (rng.normal(size=(n, d)) for _ in range(3))
-    want = attention(q, k, v, sliding_window_mask(n, window))  # (n, d)
+    want = attention(q, k, v, mask=sliding_window_mask(n, window))  # (n, d)
     k_kept, v_kept = k[:0], v[:0]
     for start in range(0, n, chunk):
         stop = min(start + chunk, n)
@@ -161,7 +161,7 @@ def check_window_cache_step(your_function):
         key_pos = np.arange(stop - len(keys), stop)
         q_pos = np.arange(start, stop)
         mask = (key_pos[None] <= q_pos[:, None]) & (q_pos[:, None] - key_pos[None] < window)
-        out = attention(q[start:stop], keys, values, mask)
+        out = attention(q[start:stop], keys, values, mask=mask)
         if not np.allclose(out, want[start:stop], atol=1e-12):
             needed = window + (stop - start) - 1
             return verdict(False, f"the chunk of queries {start}..{stop - 1} attended to "

@@ -43,7 +43,7 @@ def top_p_returning_probabilities(logits, p):  # renormalises in place of filter
 def decode_step_top_left(q, k, v, k_cache, v_cache):  # PyTorch's is_causal alignment
     k_cache, v_cache = np.concatenate([k_cache, k], -2), np.concatenate([v_cache, v], -2)
     mask = np.tril(np.ones((1, k_cache.shape[-2]), bool))
-    return attention(q, k_cache, v_cache, mask), k_cache, v_cache
+    return attention(q, k_cache, v_cache, mask=mask), k_cache, v_cache
 
 
 def decode_step_prepending(q, k, v, k_cache, v_cache):  # right output, cache out of order
