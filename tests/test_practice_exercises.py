@@ -20,6 +20,7 @@ CHAPTERS = {
         1: (practice.check_running_max_and_sum, "running_max_and_sum"),
         2: (practice.check_merge, "merge"),
         3: (practice.check_tile_kind, "tile_kind"),
+        4: (practice.check_tile_attention, "tile_attention"),
     },
     "ch04.py": {
         1: (practice.check_top_p_filter, "top_p_filter"),
