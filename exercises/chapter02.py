@@ -47,18 +47,22 @@ for scaled in (False, True):
 
 # --8<-- [start:ex2-starter]
 def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores (batch, heads, n_q, n_k)."""
-    n_k = len(batch[0])
-    # Your code: mark the "<pad>" tokens False, and give the mask the right shape.
-    return np.ones((len(batch), 1, 1, n_k), dtype=bool)
+    """Boolean mask, True = real token, that broadcasts against scores
+    of shape (batch, heads, n_q, n_k)."""
+    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+    # Your code: real has shape (batch, n_k). Is that the shape to return?
+    return real
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
 def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores (batch, heads, n_q, n_k)."""
-    real = np.array([[token != "<pad>" for token in seq] for seq in batch])  # (batch, n_k)
-    return real[:, None, None, :]  # (batch, 1, 1, n_k): same for every head and query
+    """Boolean mask, True = real token, that broadcasts against scores
+    of shape (batch, heads, n_q, n_k)."""
+    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+    # real is (batch, n_k); broadcasting aligns the LAST axes, so give it
+    # axes of size 1 for heads and queries: (batch, 1, 1, n_k).
+    return real[:, None, None, :]
 # --8<-- [end:ex2-solution]
 
 
