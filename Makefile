@@ -1,8 +1,8 @@
 # The contributor's front door. Every target creates the environment first if it is missing.
 #   make test      every check: unit tests, every page's blocks and outputs, the site build
 #   make serve     the site at http://127.0.0.1:8000 with live reload
-#   make outputs   rewrite every page's Output blocks (and figures) from what the code prints,
-#                  and refill the practice notebooks from exercises/
+#   make outputs   rewrite every page's Output blocks and figures from what the code prints
+#                  and draws (practice notebooks are generated at build/test time, not kept)
 #   make site      build the site into site/ (strict)
 #   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
 #                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md})
@@ -33,7 +33,6 @@ serve: $(STAMP)
 
 outputs: $(STAMP)
 	$(PY) -m pytest docs README.md --update-outputs -q
-	$(PY) -m tools.notebooks
 
 site: $(STAMP)
 	$(PY) -m mkdocs build --strict
