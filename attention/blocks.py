@@ -43,7 +43,7 @@ def attend(q, k, v, *, causal=True, mask=None):
     group = q.shape[-3] // k.shape[-3]
     k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
     v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
-    return attention(q, k, v, mask, causal=causal, return_weights=True)
+    return attention(q, k, v, mask=mask, causal=causal, return_weights=True)
 # --8<-- [end:attend]
 
 

@@ -66,8 +66,8 @@ def make_padding_mask(batch):
 # --8<-- [start:ex3-starter]
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
     """True if self-attention of the permuted tokens gives the permuted outputs."""
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Your code: compare out_perm with the right rearrangement of out.
     return bool(np.allclose(out_perm, out))
 # --8<-- [end:ex3-starter]
@@ -76,8 +76,8 @@ def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
 # --8<-- [start:ex3-solution]
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
     """True if self-attention of the permuted tokens gives the permuted outputs."""
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Row i of out_perm belongs to the token that was at position perm[i].
     return bool(np.allclose(out_perm, out[perm]))
 # --8<-- [end:ex3-solution]

@@ -89,7 +89,7 @@ def check_padding_mask(your_function):
             return verdict(False, f"for {B} sequences of {n} tokens your mask has shape {mask.shape}, which does not broadcast to the scores' shape {scores_shape}; try (batch, 1, 1, n_k)")
         full = np.broadcast_to(mask, scores_shape)
         q, k, v = (rng.normal(size=scores_shape[:3] + (d,)) for _ in range(3))
-        _, w = attention(q, k, v, full, return_weights=True)  # (B, h, n, n)
+        _, w = attention(q, k, v, mask=full, return_weights=True)  # (B, h, n, n)
         leak = (w > 0) & ~real[:, None, None, :]
         if leak.any():
             b, head, i, j = np.argwhere(leak)[0]

@@ -6,7 +6,7 @@ import re
 
 from tests.support import ROOT
 
-MIRRORS = {"package", "pages", "checker", "site", "practice"}
+MIRRORS = {"package", "pages", "checker", "site", "practice", "ci"}
 PAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?P<module>[\w.]+)", re.M)
 ALLOWED_ON_PAGES = {"attention", "numpy", "torch", "transformers", "matplotlib"}
 # Pages that import one more library, and why.

@@ -50,8 +50,8 @@ def mask_blocks_the_pad_queries(batch):
 
 
 def equivariance_with_inverse_permutation(X, W_q, W_k, W_v, perm, causal=False):
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     return bool(np.allclose(out_perm, out[np.argsort(perm)]))
 
 
@@ -60,8 +60,8 @@ def equivariance_always_true(X, W_q, W_k, W_v, perm, causal=False):
 
 
 def equivariance_returns_an_array(X, W_q, W_k, W_v, perm, causal=False):
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     return np.isclose(out_perm, out[perm])
 
 
