@@ -27,6 +27,7 @@ $(STAMP):
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m tools.site.pyodide_runtime
 	rm -f $(VENV)/.installed-* && touch $@
 
 $(NODE_STAMP): package-lock.json
