@@ -14,7 +14,7 @@ import pytest
 from tests.support import ROOT
 
 from tests.site.browsing import visit
-from tools.pagecheck import output_matches
+from tools.pagecheck.outputs import output_matches
 from tools.site.run_in_page import NOT_IN_BROWSER
 
 SETTLED = "() => !document.querySelector('[data-run-status=running]')"

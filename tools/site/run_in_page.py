@@ -44,7 +44,7 @@ WHAT = {"torch": "PyTorch", "transformers": "Hugging Face Transformers",
 # docs/) and a piece of text that identifies the block; the browser test checks that
 # exactly these blocks are the ones that do not run there.
 NOT_IN_BROWSER: dict[str, dict[str, str]] = {
-    "chapters/05-attention-at-scale.md": {
+    "chapters/ch05-attention-at-scale.md": {
         "results.json": "reads the benchmark's results from the repository",
         "time of q @ k.T": "times products of up to (8192, 64) @ (64, 8192): minutes "
                            "in WebAssembly, which has no BLAS",
