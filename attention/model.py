@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.blocks import gpt2_block, llama_block
+from attention.kv_cache import attend_functions, positions_for
 from attention.norms import layer_norm, rms_norm
 # --8<-- [end:imports]
 
@@ -172,8 +173,9 @@ def _check_ids(config, ids, positions):
                          f"got {ids.min()}..{ids.max()}")
     n = ids.shape[-1]
     positions = np.arange(n) if positions is None else np.asarray(positions)
-    if positions.shape != (n,):
-        raise ValueError(f"forward: positions must have shape ({n},), got {positions.shape}")
+    if positions.shape not in ((n,), ids.shape):
+        raise ValueError(f"forward: positions must have shape ({n},) or "
+                         f"{ids.shape}, got {positions.shape}")
     if n and (positions.min() < 0 or positions.max() >= config.max_positions):
         raise ValueError(f"forward: positions must lie in 0..{config.max_positions - 1}, "
                          f"got {positions.min()}..{positions.max()}")
@@ -181,14 +183,23 @@ def _check_ids(config, ids, positions):
 
 
 # --8<-- [start:forward]
-def forward(params, config, token_ids, *, positions=None, trace=None):
+def forward(params, config, token_ids, *, positions=None, trace=None,
+            valid=None, cache=None, window=None, n_sinks=0):
     """Logits for every position: token_ids (batch, n) -> (batch, n, vocab).
 
     token_ids may also be (n,), giving (n, vocab). positions: the absolute
     positions of the n tokens, default 0..n-1. trace: a dict to receive the
     intermediate values, named like the parameters ("blocks.0.q", ...).
+    Chapter 4: valid (batch, n) marks real tokens (False on left <pad>);
+    cache: a ``KVCache`` the tokens are appended to and attend over;
+    window, n_sinks: sliding-window attention (``attention.kv_cache``).
     """
+    if positions is None and (cache is not None or valid is not None):
+        positions = positions_for(np.shape(token_ids)[-1], cache=cache,
+                                  valid=valid)
     ids, positions = _check_ids(config, token_ids, positions)
+    attend_fns = attend_functions(config.n_layers, ids.shape[-1], cache=cache,
+                                  valid=valid, window=window, n_sinks=n_sinks)
     single = ids.ndim == 1
     ids = ids[None] if single else ids                    # (batch, n)
     gpt2 = config.arch == "gpt2"
@@ -198,9 +209,12 @@ def forward(params, config, token_ids, *, positions=None, trace=None):
     block = gpt2_block if gpt2 else llama_block
     for i in range(config.n_layers):
         kept = None if trace is None else {}
-        x = block(x, block_params(params, i), config, positions, trace=kept)
+        x = block(x, block_params(params, i), config, positions, trace=kept,
+                  attend_fn=attend_fns[i])
         if trace is not None:
             trace.update({f"blocks.{i}.{k}": v for k, v in kept.items()})
+    if cache is not None:
+        cache.advance(ids.shape[-1])  # the new tokens are now in the cache
     w, eps = params["final_norm.weight"], config.norm_eps
     if gpt2:
         h = layer_norm(x, w, params["final_norm.bias"], eps=eps)

@@ -36,6 +36,14 @@ def mask_without_broadcast_axes(batch):
     return np.array([[t != "<pad>" for t in seq] for seq in batch])  # (B, n): misaligned
 
 
+def mask_on_the_query_axis(batch):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch])[:, None, :, None]
+
+
+def mask_with_keys_first(batch):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch]).T[:, None, None]
+
+
 def mask_inverted(batch):
     return np.array([[t == "<pad>" for t in seq] for seq in batch])[:, None, None, :]
 
@@ -86,7 +94,9 @@ WRONG_ANSWERS = [
     (check_attention_weights, weights_softmax_over_columns, "sums to"),
     (check_attention_weights, weights_always_scaled, "scaled=False your weights are still scaled"),
     (check_attention_weights, weights_not_implemented, "raised NotImplementedError: todo"),
-    (check_padding_mask, mask_without_broadcast_axes, "does not broadcast"),
+    (check_padding_mask, mask_without_broadcast_axes, "lines up the LAST axes"),
+    (check_padding_mask, mask_on_the_query_axis, "attends to <pad>"),
+    (check_padding_mask, mask_with_keys_first, "attends to <pad>"),
     (check_padding_mask, mask_inverted, "attends to <pad>"),
     (check_padding_mask, mask_of_zeros_and_ones, "dtype int64"),
     (check_padding_mask, mask_blocks_the_pad_queries, "attends to <pad>"),

@@ -78,7 +78,7 @@ def prose(lines: list[str], page_url: str) -> str:
 
 def published(path: str, page_url: str) -> str:
     """The address of ``path`` (relative to the Markdown file) on the published site."""
-    if path.endswith(".md"):  # directory URLs: chapters/05-x.md -> chapters/05-x/
+    if path.endswith(".md"):  # directory URLs: chapters/ch05-x.md -> chapters/ch05-x/
         path = path.removesuffix(".md")
         path = path.removesuffix("index") if path.rsplit("/", 1)[-1] == "index" else path + "/"
     return urljoin(page_url, "../" + path)  # the page's URL is one directory below its file's
