@@ -20,7 +20,6 @@ from attention.multi_head import merge_heads, split_heads
 from attention.norms import layer_norm, rms_norm
 from attention.positions import rope
 from attention.scaled_dot_product import attention
-# --8<-- [end:imports]
 
 
 def _linear(x, W, b=None):
@@ -28,8 +27,10 @@ def _linear(x, W, b=None):
 
 
 def _record(trace, **values):
+    """Keep intermediate values in ``trace`` when it is a dict."""
     if trace is not None:
         trace.update(values)
+# --8<-- [end:imports]
 
 
 # --8<-- [start:attend]

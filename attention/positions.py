@@ -19,12 +19,17 @@ permuted inside every head (``rope_weights_to_layout``).
 import numpy as np
 # --8<-- [end:imports]
 
+
+# --8<-- [start:checks]
 LAYOUTS = ("halves", "interleaved")
 
 
 def _check_d(fn, name, d):
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2 or d % 2:
-        raise ValueError(f"{fn}: {name} must be an even integer >= 2, got {d!r}")
+    if (isinstance(d, bool) or not isinstance(d, (int, np.integer))
+            or d < 2 or d % 2):
+        raise ValueError(f"{fn}: {name} must be an even integer >= 2, "
+                         f"got {d!r}")
+# --8<-- [end:checks]
 
 
 # --8<-- [start:sinusoidal]

@@ -97,7 +97,7 @@ def global_names(statement: ast.stmt) -> tuple[set[str], set[str]]:
 
 def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[str | None]:
     """For each block in page order: None if it runs in the browser, else why not."""
-    missing: dict[str, str] = {}  # name -> what it needs
+    missing: dict[str, str] = {}  # name -> why a block that reads it cannot run
     plan: list[str | None] = []
     for code in codes:
         reason = next((why for text, why in (skips or {}).items() if text in code), None)
@@ -126,8 +126,8 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
             for name in binds:
                 missing.pop(name, None)
         if reason is not None:
-            for name in bound:
-                missing.setdefault(name, reason)
+            for name in bound:  # what this block would have defined does not exist there
+                missing.setdefault(name, f"uses `{name}` from a block that does not run here")
         plan.append(reason)
     return plan
 
