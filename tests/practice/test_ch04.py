@@ -7,7 +7,7 @@ import pytest
 from attention import attention, softmax
 from attention.practice import (check_decode_step, check_kv_cache_size, check_top_p_filter,
                                 check_window_cache_step)
-from tests.practice_support import run_check
+from tests.support import run_check
 
 
 # Exercise 1: top-p ----------------------------------------------------------------------
