@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 from tests.site.browsing import DESKTOP, PHONE, page_paths, visit
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -121,7 +121,7 @@ def test_every_image_says_what_it_shows(built_site):
 
 
 def test_the_theme_variants_replace_the_ink_figures_are_drawn_with():
-    from tools.figures import INK as FIGURE_INK
+    from tools.pagecheck.figures import INK as FIGURE_INK
     from tools.site.accessibility import INK
 
     assert INK == FIGURE_INK.lower()
