@@ -4,7 +4,7 @@ NumPy only at run time. Each module holds one idea and is shown on a page of the
 by snippet, so the page and the package cannot drift apart.
 """
 
-from attention.softmax import softmax
+from attention.softmax import log_softmax, logsumexp, softmax
 from attention.masks import causal_mask, padding_mask
 from attention.scaled_dot_product import attention
 from attention.self_attention import self_attention
@@ -13,6 +13,8 @@ from attention.blocked import blocked_attention
 
 __all__ = [
     "softmax",
+    "log_softmax",
+    "logsumexp",
     "causal_mask",
     "padding_mask",
     "attention",

@@ -49,26 +49,34 @@ BLOCK_Q = 256  # query rows per tile
 BLOCK_K = 512  # key rows per tile: a 256 x 512 float32 score tile is 512 KiB
 
 
-def blocked_attention(q, k, v, mask=None, *, causal=False,
-                      block_q=BLOCK_Q, block_k=BLOCK_K, workers=None):
-    """Exact softmax(q kᵀ / √d) v, computed tile by tile with the online softmax.
+def blocked_attention(q, k, v, mask=None, *, causal=False, scale=None,
+                      return_lse=False, block_q=BLOCK_Q, block_k=BLOCK_K,
+                      workers=None):
+    """Exact softmax(q kᵀ · scale + mask) v, tile by tile, with the online softmax.
 
     Same interface and result as the plain ``attention``: q (..., n_q, d),
-    k (..., n_k, d), v (..., n_k, d_v); leading dimensions broadcast. ``mask`` is
-    boolean, broadcastable to (..., n_q, n_k), True = may attend. ``causal`` is
-    bottom-right aligned: query i sits at position n_k - n_q + i and sees keys up to
-    there. A row with no allowed key gives zeros. The output (..., n_q, d_v) has the
-    inputs' floating dtype; every intermediate stays in that dtype.
+    k (..., n_k, d), v (..., n_k, d_v); leading dimensions broadcast. ``mask``,
+    broadcastable to (..., n_q, n_k), is boolean (True = may attend) or floating
+    (added to the scores, -inf blocks). ``causal`` is bottom-right aligned: query
+    i sits at position n_k - n_q + i and sees keys up to there; it is ANDed with
+    a boolean mask. ``scale`` defaults to 1/√d. A row with no allowed key gives
+    zeros. The output (..., n_q, d_v) has the inputs' floating dtype; float16
+    inputs are computed in float32. Dropout is not part of this package.
+
+    With ``return_lse`` also returns the log-sum-exp of each row's scaled, masked
+    scores, (..., n_q), in the dtype computed in (-inf for a row with nothing to
+    attend to): all a backward pass needs to rebuild the softmax weights.
 
     Extra memory is a few ``block_q x block_k`` tiles per worker thread, whatever
     the sequence length. ``workers`` threads (default: one per CPU) share the query
     tiles.
     """
-    q, k, v, mask = _check_inputs(q, k, v, mask)  # the plain attention's checks
+    q, k, v, mask, scale, out_dtype = _check_inputs(
+        q, k, v, mask, scale, fn="blocked_attention")  # the plain checks
     for name, size in (("block_q", block_q), ("block_k", block_k)):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
             raise ValueError(f"blocked_attention: {name} must be a positive integer, got {size!r}")
-    dtype = q.dtype
+    dtype = q.dtype  # float32 for float16 inputs
     n_q, d = q.shape[-2:]
     n_k, d_v = v.shape[-2:]
     mask_batch = () if mask is None else mask.shape[:-2]
@@ -80,11 +88,12 @@ def blocked_attention(q, k, v, mask=None, *, causal=False,
     v = np.broadcast_to(v, batch + (n_k, d_v))  # (..., n_k, d_v)
     if mask is not None:
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k)
-    out = np.empty(batch + (n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
+    out = np.empty(batch + (n_q, d_v), dtype=out_dtype)  # (..., n_q, d_v)
+    lse = np.empty(batch + (n_q,), dtype=dtype) if return_lse else None  # (..., n_q)
 
-    # The scale in the inputs' dtype: math.sqrt gives a Python float, which NumPy
-    # treats as "weak" and so does not promote float32 to float64 (np.sqrt(64) would).
-    scale = dtype.type(1.0 / math.sqrt(d))
+    # The scale in the inputs' dtype: a float32 array times a float64 NumPy scalar
+    # would become float64 (np.sqrt(64) is one).
+    scale = dtype.type(scale)
 
     # One task per (batch index, query tile). With a causal mask the later query
     # tiles see more keys; handing those out first balances the threads.
@@ -99,6 +108,7 @@ def blocked_attention(q, k, v, mask=None, *, causal=False,
             q[b][q0:q1], k[b], v[b],
             None if mask is None else mask[b][q0:q1],
             out[b][q0:q1],
+            None if lse is None else lse[b][q0:q1],
             scale=scale,
             # absolute position of the tile's first query (bottom-right alignment)
             first_pos=n_k - n_q + q0 if causal else None,
@@ -114,7 +124,7 @@ def blocked_attention(q, k, v, mask=None, *, causal=False,
         with single_threaded_blas(), ThreadPoolExecutor(max_workers=workers) as pool:
             for _ in pool.map(run, tasks):
                 pass  # results are written into `out`; this re-raises any error
-    return out
+    return (out, lse) if return_lse else out
 
 
 def key_tiles(first_pos, bq, n_k, block_k):
@@ -132,21 +142,22 @@ def key_tiles(first_pos, bq, n_k, block_k):
             for k0 in range(0, k_end, block_k)]
 
 
-def _attend_query_tile(q_tile, k, v, mask_tile, out_tile, *, scale, first_pos, block_k):
+def _attend_query_tile(q_tile, k, v, mask_tile, out_tile, lse_tile, *, scale,
+                       first_pos, block_k):
     """Online softmax over the key tiles for one query tile; writes into ``out_tile``.
 
     q_tile (bq, d), k (n_k, d), v (n_k, d_v), mask_tile (bq, n_k) or None,
-    out_tile (bq, d_v). ``first_pos`` is the causal position of query row 0, or None
-    when there is no causal mask.
+    out_tile (bq, d_v), lse_tile (bq,) or None. ``first_pos`` is the causal
+    position of query row 0, or None when there is no causal mask.
     """
-    dtype = out_tile.dtype
+    dtype = q_tile.dtype
     bq, n_k = q_tile.shape[0], k.shape[0]
     qs = q_tile * scale  # (bq, d): scale once here, not every score tile
 
     m = np.full(bq, -np.inf, dtype=dtype)  # (bq,) running max of the scores
     l = np.zeros(bq, dtype=dtype)  # (bq,) running sum of exp(score - m)
     acc = np.zeros(out_tile.shape, dtype=dtype)  # (bq, d_v) running sum of exp(...) * v
-    s_buf = np.empty((bq, block_k), dtype=dtype)  # scores of one tile, reused
+    s_buf = np.empty((bq, min(block_k, n_k)), dtype=dtype)  # one tile's scores
     pv_buf = np.empty(out_tile.shape, dtype=dtype)  # (bq, d_v) one tile's p @ v
 
     if first_pos is not None:
@@ -156,8 +167,10 @@ def _attend_query_tile(q_tile, k, v, mask_tile, out_tile, *, scale, first_pos, b
         s = s_buf[:, : k1 - k0]  # (bq, bk) view into the reused buffer
         np.matmul(qs, k[k0:k1].T, out=s)  # (bq, d) @ (d, bk) -> (bq, bk)
 
-        if mask_tile is not None:
+        if mask_tile is not None and mask_tile.dtype == np.bool_:
             np.copyto(s, -np.inf, where=~mask_tile[:, k0:k1])
+        elif mask_tile is not None:
+            s += mask_tile[:, k0:k1]  # an additive mask (bias): -inf blocks
         if on_diagonal:
             # The diagonal crosses this tile: hide keys after each query's position.
             cols = np.arange(k0, k1)  # (bk,) absolute key positions
@@ -180,4 +193,7 @@ def _attend_query_tile(q_tile, k, v, mask_tile, out_tile, *, scale, first_pos, b
 
     # Rows that saw no allowed key have l = 0 and acc = 0: their output is zeros.
     np.divide(acc, np.where(l == 0, dtype.type(1), l)[:, None], out=out_tile)
+    if lse_tile is not None:
+        with np.errstate(divide="ignore"):  # log(0) = -inf: nothing to attend to
+            np.add(m, np.log(l), out=lse_tile)  # (bq,) log-sum-exp of the scores
 # --8<-- [end:blocked]

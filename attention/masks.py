@@ -44,6 +44,8 @@ def padding_mask(lengths, n_k: int) -> np.ndarray:
     ignores the same padded keys. For scores without a head axis, (batch, n_q, n_k), use
     ``mask[:, 0]`` of shape (batch, 1, n_k).
     """
+    if isinstance(n_k, bool) or not isinstance(n_k, (int, np.integer)) or n_k < 0:
+        raise ValueError(f"padding_mask: n_k must be a non-negative integer, got {n_k!r}")
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
         raise ValueError(

@@ -29,10 +29,28 @@ CASES = {
     "batch_dims_do_not_broadcast": (
         lambda: attention(A[2, 4, 8], A[3, 4, 8], A[3, 4, 8]), ValueError,
         rf"do not broadcast.*{shape((2, 4, 8))}.*{shape((3, 4, 8))}"),
-    "mask_is_not_boolean": (
-        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.ones((4, 5))), TypeError, r"boolean.*float64"),
     "mask_is_integer_zeros_and_ones": (
-        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.ones((4, 5), dtype=int)), TypeError, r"boolean.*int64"),
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.ones((4, 5), dtype=int)), TypeError,
+        r"boolean.*or floating.*int64"),
+    "mask_is_strings": (
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.full((4, 5), "yes")), TypeError,
+        r"mask must hold real numbers.*string"),
+    "complex_query": (
+        lambda: attention(A[4, 8] + 1j, A[5, 8], A[5, 3]), TypeError, r"q must hold real numbers.*complex128"),
+    "string_values": (
+        lambda: attention(A[4, 8], A[5, 8], [["a"] * 3] * 5), TypeError, r"v must hold real numbers.*string"),
+    "object_keys": (
+        lambda: attention(A[4, 8], A[5, 8].astype(object), A[5, 3]), TypeError, r"k must hold real numbers.*object"),
+    "ragged_query": (
+        lambda: attention([[1.0, 2.0], [3.0]], A[5, 8], A[5, 3]), ValueError, r"q is not an array"),
+    "scale_is_a_string": (
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], scale="0.5"), TypeError, r"scale must be a real number.*'0.5'"),
+    "scale_is_infinite": (
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], scale=float("inf")), ValueError, r"scale must be finite.*inf"),
+    "padding_mask_n_k_negative": (
+        lambda: padding_mask([0], -1), ValueError, r"n_k must be a non-negative integer, got -1"),
+    "padding_mask_n_k_not_an_integer": (
+        lambda: padding_mask([2], 5.0), ValueError, r"n_k must be a non-negative integer, got 5\.0"),
     "mask_does_not_broadcast": (
         lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.ones((5, 4), dtype=bool)), ValueError,
         rf"mask of shape {shape((5, 4))} does not broadcast.*{shape((4, 5))}"),

@@ -61,8 +61,8 @@ def check_merge(your_function):
     """Exercise 2: your_function(o1, m1, l1, o2, m2, l2) = attention over both key halves."""
     rng = np.random.default_rng(6)
     q, k, v = rng.normal(size=(5, 8)), rng.normal(size=(12, 8)), rng.normal(size=(12, 3))
-    k[8:] *= 3.0  # the second half scores higher, so the two maxima differ
-    halves = _half(q, k[:8], v[:8]) + _half(q, k[8:], v[8:])
+    k[6:] *= 3.0  # the second half scores higher, so the two maxima differ
+    halves = _half(q, k[:6], v[:6]) + _half(q, k[6:], v[6:])  # two halves of 6 keys
     expected = attention(q, k, v)
     got, problem = call(your_function, *halves)
     if problem:

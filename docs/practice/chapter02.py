@@ -78,8 +78,10 @@ check_attention_weights(attention_weights)
 #
 # A batch of sentences of different lengths is padded to one length with `"<pad>"`
 # tokens. Write `make_padding_mask(batch)`: a boolean mask, True where a token is real
-# (True means "may attend", as in PyTorch), shaped to broadcast against scores of shape
-# (batch, heads, n_q, n_k), so that no query attends to a pad.
+# (True means "may attend", as in PyTorch's `scaled_dot_product_attention`; its
+# `nn.MultiheadAttention` and `nn.Transformer` use the opposite, True = blocked), shaped
+# to broadcast against scores of shape (batch, heads, n_q, n_k), so that no query
+# attends to a pad.
 
 # %% snippet="exercises/chapter02.py:ex2-starter"
 def make_padding_mask(batch):
