@@ -62,14 +62,15 @@ def query_tiles(k0, k1, n_q, n_k, block_q, causal):
 
 
 # --8<-- [start:blocked_attention_backward]
-def blocked_attention_backward(d_out, q, k, v, out, lse, mask=None, *, causal=False,
+def blocked_attention_backward(d_out, q, k, v, out, lse, *, mask=None, causal=False,
                                scale=None, block_q=BLOCK_Q, block_k=BLOCK_K,
                                workers=None):
     """Gradients (dq, dk, dv) of attention from its output and per-row log-sum-exp.
 
     d_out, out: (..., n_q, d_v); lse: (..., n_q), the log-sum-exp of each row's scaled,
-    masked scores (-inf for a row with nothing to attend to); q, k, v, mask, causal and
-    scale as in the forward. Grouped-query k, v (fewer heads than q) and broadcast
+    masked scores (-inf for a row with nothing to attend to), as
+    ``blocked_attention(..., return_lse=True)`` returns it; q, k, v, mask (boolean or
+    floating), causal and scale as in the forward. Grouped-query k, v (fewer heads than q) and broadcast
     leading axes are allowed. Extra memory: a few block_q x block_k tiles per thread.
     """
     d_out, q, k, v, mask, group = check_backward_inputs(
@@ -144,8 +145,10 @@ def _backward_one_head(d_out, q, k, v, lse, big_d, mask, dq, dk, dv, *,
         for q0, q1, on_diagonal in query_tiles(k0, k1, n_q, n_k, block_q, causal):
             q_tile = q[q0:q1]  # (bq, d_k)
             s = (q_tile @ k_tile.T) * scale  # (bq, bk), the scores again
-            if mask is not None:
+            if mask is not None and mask.dtype == np.bool_:
                 np.copyto(s, -np.inf, where=~mask[q0:q1, k0:k1])
+            elif mask is not None:  # a floating mask is added (a position bias)
+                s += mask[q0:q1, k0:k1]
             if on_diagonal:
                 rows = offset + np.arange(q0, q1)[:, None]  # (bq, 1) query positions
                 np.copyto(s, -np.inf, where=np.arange(k0, k1) > rows)

@@ -32,8 +32,7 @@ import math
 import numpy as np
 
 from attention.backward.softmax import softmax_backward
-from attention.masks import causal_mask
-from attention.softmax import softmax
+from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
 
 
@@ -88,8 +87,9 @@ def check_backward_inputs(fn, d_out, q, k, v, mask):
         raise TypeError(f"{fn}: inputs must be floating point, got dtype {dtype}")
     if mask is not None:
         mask = np.asarray(mask)
-        if mask.dtype != np.bool_:
-            raise TypeError(f"{fn}: mask must be boolean (True = may attend), got dtype {mask.dtype}")
+        if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
+            raise TypeError(f"{fn}: mask must be boolean (True = may attend) or floating "
+                            f"(added to the scores), got dtype {mask.dtype}")
         scores_shape = lead + (q.shape[-2], k.shape[-2])
         try:
             fits = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
@@ -120,14 +120,15 @@ def split_groups(group, q, d_out, k, v, mask):
 
 
 # --8<-- [start:attention_backward]
-def attention_backward(d_out, q, k, v, mask=None, *, causal=False, scale=None,
+def attention_backward(d_out, q, k, v, *, mask=None, causal=False, scale=None,
                        weights=None):
-    """Gradients (dq, dk, dv) of o = attention(q, k, v, mask, causal=..., scale=...).
+    """Gradients (dq, dk, dv) of o = attention(q, k, v, mask=..., causal=..., scale=...).
 
     d_out: (..., n_q, d_v), ∂L/∂o. q (..., n_q, d_k), k (..., n_k, d_k),
-    v (..., n_k, d_v); mask boolean, True = may attend; causal bottom-right aligned;
-    scale defaults to 1/√d_k. ``weights``: the forward's P, if it was kept; otherwise
-    it is recomputed. Returns arrays with the shapes of q, k and v.
+    v (..., n_k, d_v); mask boolean (True = may attend) or floating (added to the
+    scores); causal bottom-right aligned; scale defaults to 1/√d_k. ``weights``: the
+    forward's P, if it was kept; otherwise it is recomputed by the forward.
+    Returns arrays with the shapes of q, k and v.
     """
     d_out, q, k, v, mask, group = check_backward_inputs(
         "attention_backward", d_out, q, k, v, mask)
@@ -135,8 +136,9 @@ def attention_backward(d_out, q, k, v, mask=None, *, causal=False, scale=None,
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])  # a Python float keeps float32 float32
     q, d_out, k, v, mask = split_groups(group, q, d_out, k, v, mask)
-    if weights is None:
-        weights = attention_weights(q, k, mask, causal=causal, scale=scale)
+    if weights is None:  # recompute P with the forward itself
+        _, weights = attention(q, k, v, mask=mask, causal=causal, scale=scale,
+                               return_weights=True)
     else:
         weights = np.asarray(weights).reshape(
             np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + weights.shape[-2:])
@@ -154,19 +156,4 @@ def attention_backward(d_out, q, k, v, mask=None, *, causal=False, scale=None,
     dv = sum_to_shape(dv, v.shape).reshape(v_shape)
     return dq, dk, dv
 
-
-def attention_weights(q, k, mask=None, *, causal=False, scale):
-    """P = softmax(q kᵀ · scale) with blocked entries 0; a row with nothing allowed is 0."""
-    n_q, n_k = q.shape[-2], k.shape[-2]
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n_q, n_k)
-    if causal:
-        allowed = causal_mask(n_q, n_k)  # (n_q, n_k), bottom-right aligned
-        mask = allowed if mask is None else mask & allowed
-    if mask is None:
-        return softmax(scores, axis=-1)
-    mask = np.broadcast_to(mask, scores.shape)  # (..., n_q, n_k)
-    any_allowed = mask.any(axis=-1, keepdims=True)  # (..., n_q, 1)
-    scores = np.where(mask & any_allowed, scores, -np.inf)
-    scores = np.where(any_allowed, scores, 0.0)  # no NaN from an all -inf row
-    return np.where(mask & any_allowed, softmax(scores, axis=-1), 0.0)
 # --8<-- [end:attention_backward]

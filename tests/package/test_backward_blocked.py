@@ -1,7 +1,7 @@
 """blocked_attention_backward: equal to the plain backward and to autograd, in O(tile) memory.
 
 Float64 tolerance 1e-12 (absolute; gradients of order 1); float32 1e-5. The per-row
-log-sum-exp that the forward saves is computed here from the scores (``lse_of``).
+log-sum-exp comes from the blocked forward (``blocked_attention(..., return_lse=True)``).
 """
 
 import math
@@ -12,38 +12,19 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attention import attention, causal_mask
+from attention import attention, blocked_attention, causal_mask
 from attention.backward import attention_backward, blocked_attention_backward
 from attention.backward.blocked import query_tiles
 
 TOL = {np.float64: 1e-12, np.float32: 1e-5}
 
 
-def lse_of(q, k, mask=None, *, causal=False, scale=None):
-    """Each query row's log-sum-exp of its scaled, allowed scores (-inf if none)."""
-    group = q.shape[-3] // k.shape[-3] if q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] > 1 else 1
-    k = np.repeat(k, group, axis=-3) if group > 1 else k
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    s = q @ np.swapaxes(k, -1, -2) * scale  # (..., n_q, n_k)
-    if causal:
-        mask = causal_mask(*s.shape[-2:]) if mask is None else mask & causal_mask(*s.shape[-2:])
-    if mask is not None:
-        s = np.where(mask, s, -np.inf)
-    m = np.max(s, axis=-1, keepdims=True)
-    m = np.where(np.isneginf(m), 0, m)
-    with np.errstate(divide="ignore"):
-        return (m + np.log(np.sum(np.exp(s - m), axis=-1, keepdims=True)))[..., 0]
-
-
 def forward(q, k, v, mask=None, *, causal=False, scale=None):
-    """Output and lse, through the plain attention (GQA by repeating k and v)."""
+    """Output and per-row log-sum-exp from the blocked forward (GQA by repeating k, v)."""
     group = q.shape[-3] // k.shape[-3] if q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] > 1 else 1
-    kk, vv = (np.repeat(a, group, axis=-3) for a in (k, v)) if group > 1 else (k, v)
-    if scale is not None:  # attention() scales by 1/sqrt(d): fold the difference into q
-        out = attention(q * (scale * math.sqrt(q.shape[-1])), kk, vv, mask, causal=causal)
-    else:
-        out = attention(q, kk, vv, mask, causal=causal)
-    return out, lse_of(q, k, mask, causal=causal, scale=scale)
+    k, v = (np.repeat(a, group, axis=-3) for a in (k, v)) if group > 1 else (k, v)
+    return blocked_attention(q, k, v, mask=mask, causal=causal, scale=scale, return_lse=True,
+                             block_q=8, block_k=8)
 
 
 def draw(seed, dtype, *shapes):
@@ -98,12 +79,26 @@ def test_equals_autograd_with_a_mask_scale_and_empty_rows():
     ref = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=torch.tensor(allowed), scale=scale)
     ref.backward(torch.tensor(d_out))
     out, lse = forward(q, k, v, mask, causal=True, scale=scale)
+    assert np.isneginf(lse[0, :, 4]).all()  # nothing to attend to
     assert max_diff(out, ref.detach().numpy()) <= 1e-12
-    ours = blocked_attention_backward(d_out, q, k, v, out, lse, mask, causal=True, scale=scale,
+    ours = blocked_attention_backward(d_out, q, k, v, out, lse, mask=mask, causal=True, scale=scale,
                                       block_q=4, block_k=6)
     for a, b in zip(ours, (tq.grad, tk.grad, tv.grad)):
         assert max_diff(a, b.numpy()) <= 1e-12
     assert np.all(ours[0][0, :, 4] == 0)
+
+
+def test_a_floating_mask_is_a_bias_added_to_the_scores():
+    q, k, v, d_out = draw(9, np.float64, (2, 2, 12, 4), (2, 2, 15, 4), (2, 2, 15, 4), (2, 2, 12, 4))
+    slopes = np.array([0.5, 0.25])[:, None, None]  # ALiBi-like, one slope per head
+    bias = -slopes * np.abs(np.arange(12)[:, None] + 3 - np.arange(15))  # (2, 12, 15)
+    bias[0, 5, :] = -np.inf  # head 0, query 5: blocked everywhere
+    out, lse = forward(q, k, v, bias, causal=True)
+    ours = blocked_attention_backward(d_out, q, k, v, out, lse, mask=bias, causal=True,
+                                      block_q=5, block_k=4)
+    plain = attention_backward(d_out, q, k, v, mask=bias, causal=True)
+    for a, b in zip(ours, plain):
+        assert max_diff(a, b) <= 1e-12
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])

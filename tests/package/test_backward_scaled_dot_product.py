@@ -21,7 +21,7 @@ def sdpa_grads(d_out, q, k, v, mask=None, *, causal=False, scale=None):
     tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
     if causal:
         allowed = causal_mask(q.shape[-2], k.shape[-2])
-        mask = allowed if mask is None else mask & allowed
+        mask = allowed if mask is None else mask & allowed  # boolean masks only
     gqa = q.ndim >= 3 and k.ndim >= 3 and q.shape[-3] != k.shape[-3] and k.shape[-3] > 1
     out = F.scaled_dot_product_attention(
         tq, tk, tv, attn_mask=None if mask is None else torch.tensor(mask),
@@ -71,18 +71,27 @@ def test_boolean_mask_and_rows_with_nothing_to_attend_to():
     mask = np.random.default_rng(6).random((2, 1, 8, 10)) < 0.4  # shared by the heads
     mask[0, 0, 3] = False  # query 3 of batch 0 sees no key
     _, *theirs = sdpa_grads(d_out, q, k, v, mask)
-    ours = attention_backward(d_out, q, k, v, mask)
+    ours = attention_backward(d_out, q, k, v, mask=mask)
     for a, b in zip(ours, theirs):
         assert max_diff(a, b) <= TOL
     dq = ours[0]
     assert np.all(dq[0, :, 3] == 0)  # nothing attended, nothing learned
 
 
+def test_a_floating_mask_is_added_to_the_scores():
+    q, k, v, d_out = draw(15, (2, 7, 4), (2, 9, 4), (2, 9, 4), (2, 7, 4))
+    bias = -0.3 * np.abs(np.arange(7)[:, None] + 2 - np.arange(9))  # ALiBi-like (7, 9)
+    _, *theirs = sdpa_grads(d_out, q, k, v, bias)
+    ours = attention_backward(d_out, q, k, v, mask=bias)
+    for a, b in zip(ours, theirs):
+        assert max_diff(a, b) <= TOL
+
+
 def test_blocked_entries_pass_no_gradient_to_their_keys():
     q, k, v, d_out = draw(7, (6, 4), (6, 4), (6, 4), (6, 4))
     mask = np.ones((6, 6), dtype=bool)
     mask[:, 2] = False  # nobody may attend to key 2
-    _, dk, dv = attention_backward(d_out, q, k, v, mask)
+    _, dk, dv = attention_backward(d_out, q, k, v, mask=mask)
     assert np.all(dk[2] == 0) and np.all(dv[2] == 0)
 
 
@@ -164,4 +173,4 @@ def test_shape_errors_name_the_shapes():
     with pytest.raises(ValueError, match="multiple"):
         attention_backward(np.zeros((2, 3, 5, 4)), q, k[:, :2], v[:, :2])
     with pytest.raises(TypeError, match="boolean"):
-        attention_backward(np.zeros((2, 3, 5, 4)), q, k, v, np.ones((5, 5)))
+        attention_backward(np.zeros((2, 3, 5, 4)), q, k, v, mask=np.ones((5, 5), dtype=int))
