@@ -12,14 +12,16 @@ import math
 import numpy as np
 
 from attention import causal_mask, softmax
-from attention.practice.ch06 import (check_dv_and_dq, check_fixed_backward,
-                                     check_numerical_gradient, check_softmax_vjp)
+from attention.practice.ch06 import (check_dv_and_dq,
+                                     check_fixed_backward,
+                                     check_numerical_gradient,
+                                     check_softmax_vjp)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
 def softmax_vjp(g, p):
-    """∂L/∂s from g = ∂L/∂p, for p = softmax(s) along the last axis, without forming
-    the Jacobian diag(p) - p pᵀ."""
+    """∂L/∂s from g = ∂L/∂p, for p = softmax(s) along the last axis,
+    without forming the Jacobian diag(p) - p pᵀ."""
     # Your code: this is only the diagonal part, diag(p) g.
     return p * g
 # --8<-- [end:ex1-starter]
@@ -27,8 +29,8 @@ def softmax_vjp(g, p):
 
 # --8<-- [start:ex1-solution]
 def softmax_vjp(g, p):
-    """∂L/∂s from g = ∂L/∂p, for p = softmax(s) along the last axis, without forming
-    the Jacobian diag(p) - p pᵀ."""
+    """∂L/∂s from g = ∂L/∂p, for p = softmax(s) along the last axis,
+    without forming the Jacobian diag(p) - p pᵀ."""
     row_dot = np.sum(g * p, axis=-1, keepdims=True)  # g·p, one number per row
     return p * (g - row_dot)
 # --8<-- [end:ex1-solution]
@@ -74,7 +76,7 @@ def dv_and_dq(d_out, q, k, v):
     p = softmax(q @ k.T / math.sqrt(d))  # (n_q, n_k), the forward's weights
     dv = p.T @ d_out  # (n_k, d_v): O = P V
     dp = d_out @ v.T  # (n_q, n_k): O = P V
-    ds = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax, row by row
+    ds = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # the softmax
     dq = ds @ k / math.sqrt(d)  # (n_q, d): S = Q Kᵀ / √d
     return dv, dq
 # --8<-- [end:ex2-solution]
@@ -115,8 +117,8 @@ def numerical_gradient(f, x, h=1e-6):
     grad = np.zeros_like(x)
     for i in range(x.size):
         old = x.flat[i]
-        # Your code: evaluate f with entry i at old + h and at old - h, restore it,
-        # and set grad.flat[i].
+        # Your code: evaluate f with entry i at old + h and at old - h,
+        # restore it, and set grad.flat[i].
     return grad
 # --8<-- [end:ex3-starter]
 
@@ -184,10 +186,10 @@ def numerical_gradient(f, x, h=1e-6):
 # --8<-- [start:ex4-starter]
 def causal_attention_backward(d_out, q, k, v):
     """(dQ, dK, dV) of causal self-attention, O = softmax(mask(Q Kᵀ / √d)) V.
-    One line is wrong: find it with the check (or your gradient checker) and fix it."""
+    One line is wrong: find it with the check (or a gradient check)."""
     n, d = q.shape
     s = q @ k.T / math.sqrt(d)  # (n, n)
-    p = softmax(np.where(causal_mask(n), s, -np.inf))  # (n, n), 0 above the diagonal
+    p = softmax(np.where(causal_mask(n), s, -np.inf))  # (n, n), causal
     dv = p.T @ d_out  # (n, d_v)
     dp = d_out @ v.T  # (n, n)
     ds = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # (n, n)
@@ -200,15 +202,15 @@ def causal_attention_backward(d_out, q, k, v):
 # --8<-- [start:ex4-solution]
 def causal_attention_backward(d_out, q, k, v):
     """(dQ, dK, dV) of causal self-attention, O = softmax(mask(Q Kᵀ / √d)) V.
-    One line is wrong: find it with the check (or your gradient checker) and fix it."""
+    One line is wrong: find it with the check (or a gradient check)."""
     n, d = q.shape
     s = q @ k.T / math.sqrt(d)  # (n, n)
-    p = softmax(np.where(causal_mask(n), s, -np.inf))  # (n, n), 0 above the diagonal
+    p = softmax(np.where(causal_mask(n), s, -np.inf))  # (n, n), causal
     dv = p.T @ d_out  # (n, d_v)
     dp = d_out @ v.T  # (n, n)
     ds = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # (n, n)
     dq = ds @ k / math.sqrt(d)  # (n, d)
-    dk = ds.T @ q / math.sqrt(d)  # (n, d): S = Q Kᵀ, so key j collects column j of dS
+    dk = ds.T @ q / math.sqrt(d)  # (n, d): key j collects column j of dS
     return dq, dk, dv
 # --8<-- [end:ex4-solution]
 
@@ -230,7 +232,7 @@ def causal_attention_backward(d_out, q, k, v):
     n, d = q.shape
     p = softmax(np.where(causal_mask(n), q @ k.T / math.sqrt(d), -np.inf))
     dp = d_out @ v.T
-    ds = (p * (dp - np.sum(dp * p, axis=-1, keepdims=True))).T  # "fixed" in the wrong place
+    ds = (p * (dp - np.sum(dp * p, axis=-1, keepdims=True))).T  # "fixed" here
     return ds @ k / math.sqrt(d), ds @ q / math.sqrt(d), p.T @ d_out
 # --8<-- [end:ex4-wrong-transposed-ds]
 
