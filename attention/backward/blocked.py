@@ -40,8 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from attention._blas_threads import single_threaded_blas
-from attention.backward.scaled_dot_product import (check_backward_inputs,
-                                                   sum_to_shape)
+from attention.backward._shapes import (check_backward_inputs,
+                                        check_tile_sizes, sum_to_shape)
 from attention.blocked import BLOCK_K, BLOCK_Q
 # --8<-- [end:imports]
 
@@ -66,18 +66,6 @@ def query_tiles(k0, k1, n_q, n_k, block_q, causal):
 # --8<-- [end:query_tiles]
 
 
-def _check_tiles(out, lse, d_out, block_q, block_k):
-    if out.shape != d_out.shape or lse.shape != d_out.shape[:-1]:
-        raise ValueError(
-            f"blocked_attention_backward: out must have shape {d_out.shape} "
-            f"and lse {d_out.shape[:-1]}, got {out.shape} and {lse.shape}")
-    for name, size in (("block_q", block_q), ("block_k", block_k)):
-        if (isinstance(size, bool) or not isinstance(size, (int, np.integer))
-                or size < 1):
-            raise ValueError(f"blocked_attention_backward: {name} must be "
-                             f"a positive integer, got {size!r}")
-
-
 # --8<-- [start:blocked_attention_backward]
 def blocked_attention_backward(d_out, q, k, v, out, lse, *, mask=None,
                                causal=False, scale=None, block_q=BLOCK_Q,
@@ -93,7 +81,11 @@ def blocked_attention_backward(d_out, q, k, v, out, lse, *, mask=None,
     d_out, q, k, v, mask, group = check_backward_inputs(
         "blocked_attention_backward", d_out, q, k, v, mask)
     out, lse = np.asarray(out, q.dtype), np.asarray(lse, q.dtype)
-    _check_tiles(out, lse, d_out, block_q, block_k)
+    if out.shape != d_out.shape or lse.shape != d_out.shape[:-1]:
+        raise ValueError(f"blocked_attention_backward: out must have shape "
+                         f"{d_out.shape} and lse {d_out.shape[:-1]}, got "
+                         f"{out.shape} and {lse.shape}")
+    check_tile_sizes("blocked_attention_backward", block_q, block_k)
     dtype, n_q, n_k = q.dtype, q.shape[-2], k.shape[-2]
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
