@@ -1,4 +1,5 @@
-# The contributor's front door. Every target creates the environment first if it is missing.
+# The contributor's front door. Every target creates the environment first if it is missing
+# (.venv from requirements-dev.txt; node_modules from package-lock.json, for `make test`).
 #   make test      every check: unit tests, every page's blocks and outputs, the site build
 #   make serve     the site at http://127.0.0.1:8000 with live reload
 #   make outputs   rewrite every page's Output blocks (and figures) from what the code prints,
@@ -11,6 +12,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt pyproject.toml | cksum | cut -d' ' -f1)
+# The npm development tools (package.json, pinned by package-lock.json): the workflow
+# linter and axe-core for the accessibility audit. `npm ci` writes this file last.
+NODE_STAMP := node_modules/.package-lock.json
 
 export PYTHONPATH := $(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
@@ -23,9 +27,14 @@ $(STAMP):
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m tools.pyodide_runtime
 	rm -f $(VENV)/.installed-* && touch $@
 
-test: $(STAMP)
+$(NODE_STAMP): package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest
 
 serve: $(STAMP)

@@ -10,6 +10,11 @@ from attention.scaled_dot_product import attention
 from attention.self_attention import self_attention
 from attention.multi_head import grouped_query_attention, multi_head_attention
 from attention.blocked import blocked_attention
+from attention.positions import rope, sinusoidal_positions
+from attention.norms import layer_norm, rms_norm
+from attention.feed_forward import gelu, mlp, relu, swiglu
+from attention.model import ModelConfig, forward, init_params
+from attention.parameters import count_parameters
 
 __all__ = [
     "softmax",
@@ -22,4 +27,16 @@ __all__ = [
     "multi_head_attention",
     "grouped_query_attention",
     "blocked_attention",
+    "rope",
+    "sinusoidal_positions",
+    "layer_norm",
+    "rms_norm",
+    "gelu",
+    "relu",
+    "mlp",
+    "swiglu",
+    "ModelConfig",
+    "forward",
+    "init_params",
+    "count_parameters",
 ]

@@ -49,7 +49,7 @@ BLOCK_Q = 256  # query rows per tile
 BLOCK_K = 512  # key rows per tile: a 256 x 512 float32 score tile is 512 KiB
 
 
-def blocked_attention(q, k, v, mask=None, *, causal=False, scale=None,
+def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
                       return_lse=False, block_q=BLOCK_Q, block_k=BLOCK_K,
                       workers=None):
     """Exact softmax(q kᵀ · scale + mask) v, tile by tile, with the online softmax.

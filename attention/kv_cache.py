@@ -148,5 +148,5 @@ def cached_attention(q, k, v, cache, layer, *, valid=None):
     allowed = window_mask(cache.new_positions(n_new), key_positions,
                           window=cache.window, n_sinks=cache.n_sinks)  # (n_new, n_k)
     mask = allowed[None, None] & key_valid[:, None, None, :]  # (batch, 1, n_new, n_k)
-    return attention(q, keys, values, mask)
+    return attention(q, keys, values, mask=mask)
 # --8<-- [end:cached_attention]

@@ -109,7 +109,7 @@ def _check_inputs(q, k, v, mask, scale=None, fn="attention"):
 
 
 # --8<-- [start:attention]
-def attention(q, k, v, mask=None, *, causal=False, scale=None,
+def attention(q, k, v, *, mask=None, causal=False, scale=None,
               return_weights=False):
     """Scaled dot-product attention over the last two axes.
 

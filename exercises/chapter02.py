@@ -47,26 +47,30 @@ for scaled in (False, True):
 
 # --8<-- [start:ex2-starter]
 def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores (batch, heads, n_q, n_k)."""
-    n_k = len(batch[0])
-    # Your code: mark the "<pad>" tokens False, and give the mask the right shape.
-    return np.ones((len(batch), 1, 1, n_k), dtype=bool)
+    """Boolean mask, True = real token, that broadcasts against scores
+    of shape (batch, heads, n_q, n_k)."""
+    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+    # Your code: real has shape (batch, n_k). Is that the shape to return?
+    return real
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
 def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores (batch, heads, n_q, n_k)."""
-    real = np.array([[token != "<pad>" for token in seq] for seq in batch])  # (batch, n_k)
-    return real[:, None, None, :]  # (batch, 1, 1, n_k): same for every head and query
+    """Boolean mask, True = real token, that broadcasts against scores
+    of shape (batch, heads, n_q, n_k)."""
+    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+    # real is (batch, n_k); broadcasting aligns the LAST axes, so give it
+    # axes of size 1 for heads and queries: (batch, 1, 1, n_k).
+    return real[:, None, None, :]
 # --8<-- [end:ex2-solution]
 
 
 # --8<-- [start:ex3-starter]
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
     """True if self-attention of the permuted tokens gives the permuted outputs."""
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Your code: compare out_perm with the right rearrangement of out.
     return bool(np.allclose(out_perm, out))
 # --8<-- [end:ex3-starter]
@@ -75,8 +79,8 @@ def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
 # --8<-- [start:ex3-solution]
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
     """True if self-attention of the permuted tokens gives the permuted outputs."""
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Row i of out_perm belongs to the token that was at position perm[i].
     return bool(np.allclose(out_perm, out[perm]))
 # --8<-- [end:ex3-solution]

@@ -30,10 +30,10 @@ CASES = {
         lambda: attention(A[2, 4, 8], A[3, 4, 8], A[3, 4, 8]), ValueError,
         rf"do not broadcast.*{shape((2, 4, 8))}.*{shape((3, 4, 8))}"),
     "mask_is_integer_zeros_and_ones": (
-        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.ones((4, 5), dtype=int)), TypeError,
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], mask=np.ones((4, 5), dtype=int)), TypeError,
         r"boolean.*or floating.*int64"),
     "mask_is_strings": (
-        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.full((4, 5), "yes")), TypeError,
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], mask=np.full((4, 5), "yes")), TypeError,
         r"mask must hold real numbers.*string"),
     "complex_query": (
         lambda: attention(A[4, 8] + 1j, A[5, 8], A[5, 3]), TypeError, r"q must hold real numbers.*complex128"),
@@ -52,10 +52,10 @@ CASES = {
     "padding_mask_n_k_not_an_integer": (
         lambda: padding_mask([2], 5.0), ValueError, r"n_k must be a non-negative integer, got 5\.0"),
     "mask_does_not_broadcast": (
-        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.ones((5, 4), dtype=bool)), ValueError,
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], mask=np.ones((5, 4), dtype=bool)), ValueError,
         rf"mask of shape {shape((5, 4))} does not broadcast.*{shape((4, 5))}"),
     "mask_would_grow_the_output": (
-        lambda: attention(A[4, 8], A[5, 8], A[5, 3], np.ones((2, 4, 5), dtype=bool)), ValueError,
+        lambda: attention(A[4, 8], A[5, 8], A[5, 3], mask=np.ones((2, 4, 5), dtype=bool)), ValueError,
         rf"mask of shape {shape((2, 4, 5))}.*{shape((4, 5))}"),
     "self_attention_weight_rows_differ_from_d_model": (
         lambda: self_attention(A[4, 8], A[6, 4], A[8, 4], A[8, 4]), ValueError,

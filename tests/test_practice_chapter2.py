@@ -36,6 +36,14 @@ def mask_without_broadcast_axes(batch):
     return np.array([[t != "<pad>" for t in seq] for seq in batch])  # (B, n): misaligned
 
 
+def mask_on_the_query_axis(batch):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch])[:, None, :, None]
+
+
+def mask_with_keys_first(batch):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch]).T[:, None, None]
+
+
 def mask_inverted(batch):
     return np.array([[t == "<pad>" for t in seq] for seq in batch])[:, None, None, :]
 
@@ -50,8 +58,8 @@ def mask_blocks_the_pad_queries(batch):
 
 
 def equivariance_with_inverse_permutation(X, W_q, W_k, W_v, perm, causal=False):
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     return bool(np.allclose(out_perm, out[np.argsort(perm)]))
 
 
@@ -60,8 +68,8 @@ def equivariance_always_true(X, W_q, W_k, W_v, perm, causal=False):
 
 
 def equivariance_returns_an_array(X, W_q, W_k, W_v, perm, causal=False):
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     return np.isclose(out_perm, out[perm])
 
 
@@ -86,7 +94,9 @@ WRONG_ANSWERS = [
     (check_attention_weights, weights_softmax_over_columns, "sums to"),
     (check_attention_weights, weights_always_scaled, "scaled=False your weights are still scaled"),
     (check_attention_weights, weights_not_implemented, "raised NotImplementedError: todo"),
-    (check_padding_mask, mask_without_broadcast_axes, "does not broadcast"),
+    (check_padding_mask, mask_without_broadcast_axes, "lines up the LAST axes"),
+    (check_padding_mask, mask_on_the_query_axis, "attends to <pad>"),
+    (check_padding_mask, mask_with_keys_first, "attends to <pad>"),
     (check_padding_mask, mask_inverted, "attends to <pad>"),
     (check_padding_mask, mask_of_zeros_and_ones, "dtype int64"),
     (check_padding_mask, mask_blocks_the_pad_queries, "attends to <pad>"),

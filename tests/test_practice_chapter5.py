@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from attention.practice import check_merge, check_running_max_and_sum, check_tile_kind
+from attention.practice import (check_merge, check_running_max_and_sum, check_tile_attention,
+                                check_tile_kind)
 from tests.practice_support import run_check
 
 
@@ -58,6 +59,73 @@ def tile_kind_always_diagonal(q0, q1, k0, k1, n_q, n_k):
     return "diagonal"
 
 
+def _tile(q_tile, k, v, q0, block, *, stop=True, mask=True, offset=True, strict=False,
+          rescale_acc=True, rescale_l=True, zero_after=False):
+    """A reader's online-softmax loop for one causal tile, with one mistake switched on."""
+    b_q = q_tile.shape[0]
+    positions = (q0 if offset else 0) + np.arange(b_q)
+    m, l, acc = np.full(b_q, -np.inf), np.zeros(b_q), np.zeros((b_q, v.shape[1]))
+    end = q0 + b_q if stop else k.shape[0]
+    for k0 in range(0, end, block):
+        keys = np.arange(k0, min(k0 + block, k.shape[0]))
+        s = q_tile @ k[keys].T / math.sqrt(q_tile.shape[1])
+        visible = (keys[None, :] < positions[:, None]) if strict else (keys[None, :] <= positions[:, None])
+        if mask and not zero_after:
+            s = np.where(visible, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=1))
+        alpha = np.exp(m - m_new)
+        p = np.exp(s - m_new[:, None])
+        if zero_after:
+            p = np.where(visible, p, 0.0)
+        l = (l * alpha if rescale_l else l) + p.sum(axis=1)
+        acc = (acc * alpha[:, None] if rescale_acc else acc) + p @ v[keys]
+        m = m_new
+    return acc / l[:, None]
+
+
+def tile_reading_every_block(*args):
+    return _tile(*args, stop=False)
+
+
+def tile_without_mask(*args):
+    return _tile(*args, mask=False)
+
+
+def tile_with_positions_inside_the_tile(*args):
+    return _tile(*args, offset=False)
+
+
+def tile_with_strict_mask(*args):
+    with np.errstate(invalid="ignore"):
+        return _tile(*args, strict=True)
+
+
+def tile_without_rescaling_the_accumulator(*args):
+    return _tile(*args, rescale_acc=False)
+
+
+def tile_without_rescaling_the_sum(*args):
+    return _tile(*args, rescale_l=False)
+
+
+def tile_returning_the_unnormalised_sum(q_tile, k, v, q0, block):
+    return _tile(q_tile, k, v, q0, block) * 2.0
+
+
+def tile_that_raises(q_tile, k, v, q0, block):
+    raise ValueError("shapes (4,3) and (2,3) not aligned")
+
+
+def tile_masking_after_the_exponential(*args):
+    """Zeroing exp(s - m) after the fact is also exact here: not a mistake."""
+    return _tile(*args, zero_after=True)
+
+
+def test_tile_check_accepts_masking_after_the_exponential(capsys):
+    ok, line = run_check(check_tile_attention, tile_masking_after_the_exponential, capsys)
+    assert ok, line
+
+
 WRONG = [
     (check_running_max_and_sum, sum_with_inverted_rescale, "l should be"),
     (check_running_max_and_sum, sum_with_the_first_max_only, "m should be"),
@@ -67,6 +135,14 @@ WRONG = [
     (check_merge, merge_with_transposed_weights, "differs from attention"),
     (check_tile_kind, tile_kind_off_by_one, "sits at position"),
     (check_tile_kind, tile_kind_always_diagonal, "you said 'diagonal'"),
+    (check_tile_attention, tile_reading_every_block, "Stop the loop"),
+    (check_tile_attention, tile_without_mask, "give them a score of -inf"),
+    (check_tile_attention, tile_with_positions_inside_the_tile, "not at i"),
+    (check_tile_attention, tile_with_strict_mask, "<=, not <"),
+    (check_tile_attention, tile_without_rescaling_the_accumulator, "accumulator must be multiplied"),
+    (check_tile_attention, tile_without_rescaling_the_sum, "differs from causal attention"),
+    (check_tile_attention, tile_returning_the_unnormalised_sum, "differs from causal attention"),
+    (check_tile_attention, tile_that_raises, "raised ValueError"),
 ]
 
 

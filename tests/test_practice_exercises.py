@@ -20,6 +20,7 @@ CHAPTERS = {
         1: (practice.check_running_max_and_sum, "running_max_and_sum"),
         2: (practice.check_merge, "merge"),
         3: (practice.check_tile_kind, "tile_kind"),
+        4: (practice.check_tile_attention, "tile_attention"),
     },
 }
 CASES = [(file, number) for file, table in CHAPTERS.items() for number in table]

@@ -26,7 +26,7 @@ def test_weight_rows_sum_to_one_or_are_zero_when_fully_masked(seed, lead, n_q, n
     rng = np.random.default_rng(seed)
     q, k, v = (rng.normal(size=(*lead, n, d)) for n in (n_q, n_k, n_k))
     mask = rng.random((*lead, n_q, n_k)) < 0.7 if use_mask else None
-    out, w = attention(q, k, v, mask, return_weights=True)
+    out, w = attention(q, k, v, mask=mask, return_weights=True)
     assert out.shape == (*lead, n_q, d) and w.shape == (*lead, n_q, n_k)
     assert np.all(w >= 0) and np.all(np.isfinite(out))
     has_key = np.ones((*lead, n_q), bool) if mask is None else mask.any(axis=-1)
@@ -41,10 +41,10 @@ def test_causal_output_ignores_future_tokens(seed, n, d_model, d_k, data):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d_model))
     W_q, W_k, W_v = (rng.normal(size=(d_model, d_k)) for _ in range(3))
-    before, _ = self_attention(X, W_q, W_k, W_v, causal=True)
+    before = self_attention(X, W_q, W_k, W_v, causal=True)
     X2 = X.copy()
     X2[t + 1:] = rng.normal(size=(n - t - 1, d_model)) * 10  # rewrite the future
-    after, _ = self_attention(X2, W_q, W_k, W_v, causal=True)
+    after = self_attention(X2, W_q, W_k, W_v, causal=True)
     np.testing.assert_array_equal(after[: t + 1], before[: t + 1])
 
 
@@ -55,7 +55,7 @@ def test_future_perturbation_does_change_the_last_output():
     W = [rng.normal(size=(8, 4)) for _ in range(3)]
     X2 = X.copy()
     X2[3:] = rng.normal(size=(3, 8)) * 10
-    before, after = self_attention(X, *W, causal=True)[0], self_attention(X2, *W, causal=True)[0]
+    before, after = self_attention(X, *W, causal=True), self_attention(X2, *W, causal=True)
     np.testing.assert_array_equal(after[:3], before[:3])
     assert not np.allclose(after[3:], before[3:])
 
@@ -67,8 +67,8 @@ def test_without_mask_permuting_tokens_permutes_outputs(seed, n, d_model, d_k):
     X = rng.normal(size=(n, d_model))
     W_q, W_k, W_v = (rng.normal(size=(d_model, d_k)) for _ in range(3))
     perm = rng.permutation(n)
-    out, w = self_attention(X, W_q, W_k, W_v)
-    out_p, w_p = self_attention(X[perm], W_q, W_k, W_v)
+    out, w = self_attention(X, W_q, W_k, W_v, return_weights=True)
+    out_p, w_p = self_attention(X[perm], W_q, W_k, W_v, return_weights=True)
     np.testing.assert_allclose(out_p, out[perm], rtol=0, atol=1e-12)
     np.testing.assert_allclose(w_p, w[np.ix_(perm, perm)], rtol=0, atol=1e-12)
 

@@ -5,6 +5,7 @@ from attention.practice.chapter2 import (check_attention_weights, check_multi_he
 
 __all__ = ["check_attention_weights", "check_padding_mask", "check_permutation_test", "check_multi_head_scale"]
 
-from attention.practice.chapter5 import check_merge, check_running_max_and_sum, check_tile_kind  # noqa: E402
+from attention.practice.chapter5 import (check_merge, check_running_max_and_sum,  # noqa: E402
+                                         check_tile_attention, check_tile_kind)
 
-__all__ += ["check_running_max_and_sum", "check_merge", "check_tile_kind"]
+__all__ += ["check_running_max_and_sum", "check_merge", "check_tile_kind", "check_tile_attention"]

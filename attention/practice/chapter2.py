@@ -57,9 +57,11 @@ def check_attention_weights(your_function):
 
 PAD = "<pad>"
 _PADDING_BATCHES = [
-    [["the", "cat", "sat", "down"], ["the", "cat", PAD, PAD]],
+    # Batch size = length first: there a (B, n) mask broadcasts without an error and
+    # silently masks the wrong thing, the trap this exercise is about.
     [["a", "b", "c", PAD, PAD], ["d", "e", PAD, PAD, PAD], ["f", "g", "h", "i", "j"],
-     ["k", PAD, PAD, PAD, PAD], ["l", "m", "n", "o", PAD]],  # batch size = length: (B, n) masks misalign
+     ["k", PAD, PAD, PAD, PAD], ["l", "m", "n", "o", PAD]],
+    [["the", "cat", "sat", "down"], ["the", "cat", PAD, PAD]],
 ]
 
 
@@ -78,6 +80,12 @@ def check_padding_mask(your_function):
             mask, problem = _as_array(mask, "your function")
         if problem:
             return verdict(False, problem)
+        if mask.shape == (B, n) and B == n:
+            _, w = attention(*(rng.normal(size=(B, h, n, d)) for _ in range(3)),
+                             mask=np.broadcast_to(mask, (B, h, n, n)), return_weights=True)
+            leak = np.argwhere((w > 0) & ~real[:, None, None, :])
+            b, head, i, j = leak[0] if len(leak) else (0, 0, 0, 0)
+            return verdict(False, f"your mask has shape (batch, n_k) = {mask.shape}. Broadcasting lines up the LAST axes, so against scores (batch, heads, n_q, n_k) it lands on (n_q, n_k): row b of it masks query b of every sequence. Here batch = n_k, so nothing fails, and query {i} of sequence {b} attends to <pad> at position {j}. Give the mask axes of size 1 for heads and queries")
         if mask.dtype != np.bool_:
             return verdict(False, f"the mask has dtype {mask.dtype}; it must be boolean (True = may attend)")
         scores_shape = (B, h, n, n)
@@ -89,7 +97,7 @@ def check_padding_mask(your_function):
             return verdict(False, f"for {B} sequences of {n} tokens your mask has shape {mask.shape}, which does not broadcast to the scores' shape {scores_shape}; try (batch, 1, 1, n_k)")
         full = np.broadcast_to(mask, scores_shape)
         q, k, v = (rng.normal(size=scores_shape[:3] + (d,)) for _ in range(3))
-        _, w = attention(q, k, v, full, return_weights=True)  # (B, h, n, n)
+        _, w = attention(q, k, v, mask=full, return_weights=True)  # (B, h, n, n)
         leak = (w > 0) & ~real[:, None, None, :]
         if leak.any():
             b, head, i, j = np.argwhere(leak)[0]

@@ -116,3 +116,110 @@ def check_tile_kind(your_function):
     return verdict(True, f"all {total} tiles of {len(_TILE_SHAPES)} shapes classified; for n_q = n_k = 16 with "
                           f"4 x 4 tiles: {counts['skip']} skipped, {counts['diagonal']} on the diagonal, "
                           f"{counts['full']} full.")
+
+
+# Exercise 4 ---------------------------------------------------------------------------
+
+_TILE_CASES = [  # n, d, d_v, q0, b_q, block: tiles and key blocks that do not line up
+    (10, 4, 3, 4, 4, 3),
+    (10, 4, 3, 0, 4, 3),
+    (10, 4, 3, 8, 2, 3),
+    (9, 4, 2, 3, 3, 4),
+    (6, 4, 2, 2, 3, 8),  # one block holds every key
+]
+
+
+def _tile_reference(q_tile, k, v, q0, block, *, offset=True, strict=False,
+                    rescale_acc=True, mask=True):
+    """The online softmax for one causal query tile, with the mistakes a reader may make."""
+    b_q = q_tile.shape[0]
+    positions = (q0 if offset else 0) + np.arange(b_q)  # (b_q,) where each query sits
+    m = np.full(b_q, -np.inf)
+    l = np.zeros(b_q)
+    acc = np.zeros((b_q, v.shape[1]))
+    for k0 in range(0, min(q0 + b_q, k.shape[0]), block):
+        keys = np.arange(k0, min(k0 + block, k.shape[0]))  # positions of this block's keys
+        s = q_tile @ k[keys].T / math.sqrt(q_tile.shape[1])  # (b_q, b_k)
+        if mask:
+            visible = keys[None, :] < positions[:, None] if strict else keys[None, :] <= positions[:, None]
+            s = np.where(visible, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=1))
+        with np.errstate(invalid="ignore"):
+            alpha = np.where(np.isneginf(m_new), 0.0, np.exp(m - m_new))
+            p = np.where(np.isneginf(s), 0.0, np.exp(s - m_new[:, None]))
+        l = l * alpha + p.sum(axis=1)
+        acc = (acc * alpha[:, None] if rescale_acc else acc) + p @ v[keys]
+        m = m_new
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return acc / l[:, None]
+
+
+def check_tile_attention(your_function):
+    """Exercise 4: your_function(q_tile, k, v, q0, block) = causal attention of one query tile.
+
+    The queries of q_tile (b_q, d) sit at positions q0 .. q0 + b_q - 1 of a sequence whose
+    keys and values are k (n, d) and v (n, d_v); query i sees keys 0 .. q0 + i. The answer
+    must visit the keys `block` at a time with the online softmax and never compute a
+    block the whole tile cannot see: the check fills those keys and values with NaN.
+    """
+    rng = np.random.default_rng(8)
+    for n, d, d_v, q0, b_q, block in _TILE_CASES:
+        q, k, v = rng.normal(size=(n, d)), rng.normal(size=(n, d)), rng.normal(size=(n, d_v))
+        k[:, 0] *= 2.0  # spread the scores so that mistakes show
+        expected = attention(q, k, v, causal=True)[q0:q0 + b_q]  # (b_q, d_v)
+        unseen = -(-(q0 + b_q) // block) * block  # first block that starts after the tile
+        k_given, v_given = k.copy(), v.copy()
+        k_given[unseen:], v_given[unseen:] = np.nan, np.nan
+        where = (f"for the tile of queries {q0}..{q0 + b_q - 1} of a sequence of {n}, "
+                 f"with blocks of {block} keys")
+        got, problem = call(your_function, q[q0:q0 + b_q].copy(), k_given, v_given, q0, block)
+        if problem:
+            return verdict(False, problem)
+        if got is None:
+            return verdict(False, f"your function returned None; return the tile's output, shape {expected.shape}")
+        got = np.asarray(got, dtype=float)
+        if got.shape != expected.shape:
+            return verdict(False, f"{where}, the output should have shape {expected.shape}, got {got.shape}")
+        if np.isnan(got).any():
+            clean, _ = call(your_function, q[q0:q0 + b_q].copy(), k.copy(), v.copy(), q0, block)
+            try:
+                clean = np.asarray(clean, dtype=float)
+                read_unseen = clean.shape == expected.shape and not np.isnan(clean).any()
+            except (TypeError, ValueError):
+                read_unseen = False
+            if read_unseen:
+                return verdict(False, f"{where}, your output has NaN: the check filled keys {unseen}.. with "
+                                      f"NaN, and no query of the tile may see them (the last one sits at "
+                                      f"position {q0 + b_q - 1}). Stop the loop after the last block the "
+                                      "tile can see")
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(got - expected)
+        error = float(np.nanmax(diff)) if not np.isnan(diff).all() else math.inf
+        if np.isnan(got).any():
+            rows = sorted(set(np.argwhere(np.isnan(got))[:, 0].tolist()))
+            if np.allclose(got, _tile_reference(q[q0:q0 + b_q], k, v, q0, block, strict=True), equal_nan=True):
+                return verdict(False, f"{where}, row {rows[0]} of your output is NaN: the query at position "
+                                      f"{q0 + rows[0]} sees no key at all. Each query must also see the key "
+                                      "at its own position (<=, not <)")
+            return verdict(False, f"{where}, rows {rows} of your output are NaN: a row of exp(s - m) with "
+                                  "m = -inf, or a sum l of 0, gives 0/0; check the mask and the rescaling")
+        if error <= 1e-10:
+            continue
+        args = (q[q0:q0 + b_q], k, v, q0, block)
+        hints = [
+            (dict(mask=False), "the keys after each query's position are not masked in the blocks the "
+                               "diagonal crosses: give them a score of -inf before taking the maximum"),
+            (dict(offset=False), f"query i of the tile sits at position q0 + i = {q0} + i, not at i: "
+                                 "compare key positions with that"),
+            (dict(strict=True), "each query must also see the key at its own position (<=, not <)"),
+            (dict(rescale_acc=False), "when the maximum rises, the accumulator must be multiplied by "
+                                      "exp(m - m_new) as well as the sum l"),
+        ]
+        for mistake, hint in hints:
+            with np.errstate(all="ignore"):
+                wrong = _tile_reference(*args, **mistake)
+            if np.allclose(got, wrong, equal_nan=True):
+                return verdict(False, f"{where}, your output is off by up to {error:.2f}: {hint}")
+        return verdict(False, f"{where}, your output differs from causal attention by up to {error:.2f}")
+    return verdict(True, f"all {len(_TILE_CASES)} tiles equal causal attention, and no block the tile "
+                         "cannot see was computed.")

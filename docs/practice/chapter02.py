@@ -81,14 +81,16 @@ check_attention_weights(attention_weights)
 # (True means "may attend", as in PyTorch's `scaled_dot_product_attention`; its
 # `nn.MultiheadAttention` and `nn.Transformer` use the opposite, True = blocked), shaped
 # to broadcast against scores of shape (batch, heads, n_q, n_k), so that no query
-# attends to a pad.
+# attends to a pad. The starter already finds the pads, but returns them with the shape
+# (batch, n_k): run the check, read what it says, and fix the shape.
 
 # %% snippet="exercises/chapter02.py:ex2-starter"
 def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores (batch, heads, n_q, n_k)."""
-    n_k = len(batch[0])
-    # Your code: mark the "<pad>" tokens False, and give the mask the right shape.
-    return np.ones((len(batch), 1, 1, n_k), dtype=bool)
+    """Boolean mask, True = real token, that broadcasts against scores
+    of shape (batch, heads, n_q, n_k)."""
+    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+    # Your code: real has shape (batch, n_k). Is that the shape to return?
+    return real
 
 
 # %%
@@ -100,9 +102,12 @@ check_padding_mask(make_padding_mask)
 #
 # ```python
 # def make_padding_mask(batch):
-#     """Boolean mask, True = real token, that broadcasts against scores (batch, heads, n_q, n_k)."""
-#     real = np.array([[token != "<pad>" for token in seq] for seq in batch])  # (batch, n_k)
-#     return real[:, None, None, :]  # (batch, 1, 1, n_k): same for every head and query
+#     """Boolean mask, True = real token, that broadcasts against scores
+#     of shape (batch, heads, n_q, n_k)."""
+#     real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+#     # real is (batch, n_k); broadcasting aligns the LAST axes, so give it
+#     # axes of size 1 for heads and queries: (batch, 1, 1, n_k).
+#     return real[:, None, None, :]
 # ```
 #
 # </details>
@@ -111,15 +116,18 @@ check_padding_mask(make_padding_mask)
 # ## Exercise 3: attention does not know the order of its tokens
 #
 # Without a mask, self-attention is permutation-equivariant: shuffle the input tokens and
-# the outputs come out shuffled the same way. Finish `is_permutation_equivariant`, which
-# tests exactly that. The check expects True without a mask and False with the causal
-# mask, which is where order enters.
+# the outputs come out shuffled the same way ("dog bites man" and "man bites dog" give
+# the same output vectors in a different order). That is why transformers must add
+# position information to the tokens (chapter 3, coming). Finish
+# `is_permutation_equivariant`, which tests exactly that. The check expects True without
+# a mask, and, as a control, False with the causal mask, where each token's view depends
+# on its position.
 
 # %% snippet="exercises/chapter02.py:ex3-starter"
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
     """True if self-attention of the permuted tokens gives the permuted outputs."""
-    out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+    out = self_attention(X, W_q, W_k, W_v, causal=causal)
+    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Your code: compare out_perm with the right rearrangement of out.
     return bool(np.allclose(out_perm, out))
 
@@ -134,8 +142,8 @@ check_permutation_test(is_permutation_equivariant)
 # ```python
 # def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
 #     """True if self-attention of the permuted tokens gives the permuted outputs."""
-#     out, _ = self_attention(X, W_q, W_k, W_v, causal=causal)
-#     out_perm, _ = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
+#     out = self_attention(X, W_q, W_k, W_v, causal=causal)
+#     out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
 #     # Row i of out_perm belongs to the token that was at position perm[i].
 #     return bool(np.allclose(out_perm, out[perm]))
 # ```

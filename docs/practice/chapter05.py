@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Practice: attention at scale
 #
-# Three exercises on [chapter 5](../../chapters/05-attention-at-scale/): the online
+# Four exercises on [chapter 5](../../chapters/05-attention-at-scale/): the online
 # softmax that lets attention visit keys one block at a time, merging attention computed
 # over two halves of the keys, and the causal tiles a blocked kernel can skip. Each cell
 # below holds a starter with a gap or a bug. Fill it in, run it, then run the self-check
@@ -25,7 +25,8 @@ import math
 
 import numpy as np
 
-from attention.practice import check_merge, check_running_max_and_sum, check_tile_kind
+from attention.practice import (check_merge, check_running_max_and_sum,
+                                check_tile_attention, check_tile_kind)
 
 
 # %% [markdown]
@@ -132,6 +133,7 @@ def tile_kind(q0, q1, k0, k1, n_q, n_k):
 # %%
 check_tile_kind(tile_kind)
 
+
 # %% [markdown] solution="exercises/chapter05.py:ex3-solution"
 # <details><summary>Worked solution</summary>
 #
@@ -145,6 +147,76 @@ check_tile_kind(tile_kind)
 #     if k1 - 1 <= first:
 #         return "full"  # every query sees every key
 #     return "diagonal"
+# ```
+#
+# </details>
+
+# %% [markdown]
+# ## Exercise 4 (harder): the online softmax for one causal query tile
+#
+# `tile_attention(q_tile, k, v, q0, block)` computes causal attention for one tile of
+# queries, the ones at positions q0 .. q0 + b_q - 1, visiting the keys `block` at a
+# time with the online softmax, as a blocked kernel does for each of its tiles. The
+# starter is the loop of section 5.3, which knows nothing of positions. Make it causal:
+# stop after the last block that the tile's last query can see (the check fills the keys
+# beyond it with NaN, so reading them shows), and in the blocks the diagonal crosses give
+# the keys after each query a score of -inf before taking the maximum.
+
+# %% snippet="exercises/chapter05.py:ex4-starter"
+def tile_attention(q_tile, k, v, q0, block):
+    """Causal attention of one query tile, `block` keys at a time.
+
+    q_tile (b_q, d): the queries at positions q0 .. q0 + b_q - 1 of a sequence
+    whose keys and values are k (n, d) and v (n, d_v). Query i of the tile sees
+    keys 0 .. q0 + i. Returns (b_q, d_v).
+    """
+    b_q = q_tile.shape[0]
+    m = np.full(b_q, -np.inf)  # (b_q,) running maximum of each row
+    l = np.zeros(b_q)  # (b_q,) running sum of exp(s - m)
+    acc = np.zeros((b_q, v.shape[1]))  # (b_q, d_v) running sum of exp(s - m) v
+    # Your code: stop after the last block that the tile's last query can see.
+    for k0 in range(0, k.shape[0], block):
+        s = q_tile @ k[k0:k0 + block].T / math.sqrt(q_tile.shape[1])  # (b_q, b_k)
+        # Your code: a score of -inf for the keys after each query's position.
+        m_new = np.maximum(m, s.max(axis=1))  # (b_q,)
+        alpha = np.exp(m - m_new)  # (b_q,)
+        p = np.exp(s - m_new[:, None])  # (b_q, b_k)
+        l = l * alpha + p.sum(axis=1)
+        acc = acc * alpha[:, None] + p @ v[k0:k0 + block]  # (b_q, d_v)
+        m = m_new
+    return acc / l[:, None]
+
+
+# %%
+check_tile_attention(tile_attention)
+
+# %% [markdown] solution="exercises/chapter05.py:ex4-solution"
+# <details><summary>Worked solution</summary>
+#
+# ```python
+# def tile_attention(q_tile, k, v, q0, block):
+#     """Causal attention of one query tile, `block` keys at a time.
+#
+#     q_tile (b_q, d): the queries at positions q0 .. q0 + b_q - 1 of a sequence
+#     whose keys and values are k (n, d) and v (n, d_v). Query i of the tile sees
+#     keys 0 .. q0 + i. Returns (b_q, d_v).
+#     """
+#     b_q = q_tile.shape[0]
+#     positions = q0 + np.arange(b_q)  # (b_q,) where each query sits
+#     m = np.full(b_q, -np.inf)  # (b_q,) running maximum of each row
+#     l = np.zeros(b_q)  # (b_q,) running sum of exp(s - m)
+#     acc = np.zeros((b_q, v.shape[1]))  # (b_q, d_v) running sum of exp(s - m) v
+#     for k0 in range(0, positions[-1] + 1, block):  # later blocks: never seen
+#         keys = np.arange(k0, min(k0 + block, k.shape[0]))  # (b_k,) positions
+#         s = q_tile @ k[keys].T / math.sqrt(q_tile.shape[1])  # (b_q, b_k)
+#         s = np.where(keys[None, :] <= positions[:, None], s, -np.inf)
+#         m_new = np.maximum(m, s.max(axis=1))  # (b_q,) finite: key 0 is seen
+#         alpha = np.exp(m - m_new)  # (b_q,)
+#         p = np.exp(s - m_new[:, None])  # (b_q, b_k); exp(-inf) = 0
+#         l = l * alpha + p.sum(axis=1)
+#         acc = acc * alpha[:, None] + p @ v[keys]  # (b_q, d_v)
+#         m = m_new
+#     return acc / l[:, None]
 # ```
 #
 # </details>

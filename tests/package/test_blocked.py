@@ -67,8 +67,8 @@ def test_equals_plain_attention_with_a_boolean_mask_and_fully_masked_rows(causal
     mask = rng.random((2, 1, 21, 29)) < 0.3  # broadcast over the 3 heads
     mask[0, 0, 4] = False  # query 4 of batch 0 may attend to nothing
     mask[1, 0, :, 10:] = False  # batch 1 sees keys 0..9 only
-    ours = blocked_attention(q, k, v, mask, causal=causal, block_q=4, block_k=6)
-    assert max_diff(ours, attention(q, k, v, mask, causal=causal)) <= TOL[dtype]
+    ours = blocked_attention(q, k, v, mask=mask, causal=causal, block_q=4, block_k=6)
+    assert max_diff(ours, attention(q, k, v, mask=mask, causal=causal)) <= TOL[dtype]
     assert np.all(ours[0, :, 4] == 0)
 
 
@@ -76,7 +76,7 @@ def test_rows_with_no_allowed_key_are_exact_zeros_not_nan(dtype):
     q, k, v = draw(np.random.default_rng(8), dtype, (6, 4), (10, 4), (10, 4))
     mask = np.zeros((6, 10), dtype=bool)
     mask[::2, 3] = True  # odd rows see nothing at all
-    out = blocked_attention(q, k, v, mask, block_q=2, block_k=3)
+    out = blocked_attention(q, k, v, mask=mask, block_q=2, block_k=3)
     assert not np.any(np.isnan(out))
     assert np.all(out[1::2] == 0)
     assert max_diff(out[::2], np.broadcast_to(v[3], (3, 4))) <= TOL[dtype]
@@ -109,8 +109,8 @@ def test_property_equals_plain_attention_for_any_tiling(n_q, n_k, d, block_q, bl
     rng = np.random.default_rng(seed)
     q, k, v = draw(rng, np.float64, (2, n_q, d), (2, n_k, d), (2, n_k, d))
     mask = rng.random((n_q, n_k)) < 0.5 if masked else None
-    ours = blocked_attention(q, k, v, mask, causal=causal, block_q=block_q, block_k=block_k)
-    assert max_diff(ours, attention(q, k, v, mask, causal=causal)) <= 1e-12
+    ours = blocked_attention(q, k, v, mask=mask, causal=causal, block_q=block_q, block_k=block_k)
+    assert max_diff(ours, attention(q, k, v, mask=mask, causal=causal)) <= 1e-12
 
 
 def torch_sdpa(q, k, v, mask=None, is_causal=False):
@@ -131,7 +131,7 @@ def test_matches_torch_sdpa_with_a_boolean_mask_including_empty_rows(dtype):
     q, k, v = draw(rng, dtype, (1, 2, 33, 16), (1, 2, 45, 16), (1, 2, 45, 8))
     mask = rng.random((1, 2, 33, 45)) < 0.2
     mask[0, 1, 5] = False
-    ours = blocked_attention(q, k, v, mask, block_q=8, block_k=8)
+    ours = blocked_attention(q, k, v, mask=mask, block_q=8, block_k=8)
     assert max_diff(ours, torch_sdpa(q, k, v, mask)) <= TOL[dtype]
 
 
@@ -182,11 +182,11 @@ def test_no_float64_intermediates_for_float32_inputs(monkeypatch, causal):
     mask = rng.random((40, 50)) < 0.7
     spy = _DtypeSpy(np.float32)
     monkeypatch.setattr(blocked_module, "np", spy)
-    out = blocked_attention(q, k, v, mask, causal=causal, block_q=16, block_k=16, workers=1)
+    out = blocked_attention(q, k, v, mask=mask, causal=causal, block_q=16, block_k=16, workers=1)
     monkeypatch.undo()
     assert spy.seen > 50  # the spy really saw the tile loop's arrays
     assert out.dtype == np.float32
-    assert max_diff(out, attention(q, k, v, mask, causal=causal)) <= 1e-5
+    assert max_diff(out, attention(q, k, v, mask=mask, causal=causal)) <= 1e-5
 
 
 def test_causal_key_tiles_above_the_diagonal_are_never_read():

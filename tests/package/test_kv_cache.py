@@ -76,7 +76,7 @@ def qkv(seed, n, n_heads=4, n_kv_heads=2, d=8, batch=2):
 
 def full(q, k, v, mask):
     group = q.shape[1] // k.shape[1]
-    return attention(q, np.repeat(k, group, 1), np.repeat(v, group, 1), mask)
+    return attention(q, np.repeat(k, group, 1), np.repeat(v, group, 1), mask=mask)
 
 
 CHUNKINGS = [[1] * 12, [5] + [1] * 7, [4, 4, 4], [3, 5, 1, 3], [12], [7, 5]]

@@ -56,7 +56,7 @@ def test_padding_mask_keeps_every_query_off_the_pad_tokens():
     rng = np.random.default_rng(1)
     q, k, v = (rng.normal(size=(2, 3, 6, 4)) for _ in range(3))  # (B, h, n, d)
     lengths = np.array([4, 6])
-    _, w = attention(q, k, v, padding_mask(lengths, 6), return_weights=True)
+    _, w = attention(q, k, v, mask=padding_mask(lengths, 6), return_weights=True)
     assert np.all(w[0, :, :, 4:] == 0)
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, atol=1e-15)
 
@@ -65,17 +65,17 @@ def test_padding_mask_changing_pad_tokens_changes_nothing_real():
     rng = np.random.default_rng(2)
     q, k, v = (rng.normal(size=(1, 5, 4)) for _ in range(3))
     mask = padding_mask([3], 5)[:, 0]  # (B, 1, n_k) for scores without a head axis
-    before = attention(q, k, v, mask)
+    before = attention(q, k, v, mask=mask)
     k2, v2 = k.copy(), v.copy()
     k2[:, 3:] = rng.normal(size=(1, 2, 4)) * 100
     v2[:, 3:] = rng.normal(size=(1, 2, 4)) * 100
-    np.testing.assert_array_equal(attention(q, k2, v2, mask), before)
+    np.testing.assert_array_equal(attention(q, k2, v2, mask=mask), before)
 
 
 def test_padding_and_causal_combine():
     rng = np.random.default_rng(3)
     q, k, v = (rng.normal(size=(2, 1, 4, 3)) for _ in range(3))
-    _, w = attention(q, k, v, padding_mask([2, 4], 4), causal=True, return_weights=True)
+    _, w = attention(q, k, v, mask=padding_mask([2, 4], 4), causal=True, return_weights=True)
     allowed = padding_mask([2, 4], 4) & causal_mask(4)  # (2, 1, 4, 4)
     assert np.all(w[~allowed] == 0)
 
@@ -87,5 +87,5 @@ def test_causal_mask_matches_torch_causal_lower_right(n_q, n_k):
     rng = np.random.default_rng(4)
     q, k, v = (torch.from_numpy(rng.normal(size=(1, 1, n, 4))) for n in (n_q, n_k, n_k))
     theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(n_q, n_k))
-    ours = attention(q.numpy(), k.numpy(), v.numpy(), causal_mask(n_q, n_k))
+    ours = attention(q.numpy(), k.numpy(), v.numpy(), mask=causal_mask(n_q, n_k))
     assert np.max(np.abs(ours - theirs.numpy())) <= 1e-12

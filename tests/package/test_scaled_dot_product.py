@@ -39,7 +39,7 @@ def test_matches_torch_with_boolean_mask(dtype):
     q, k, v = draw(rng, dtype, (5, 4), (7, 4), (7, 3))
     mask = rng.random((5, 7)) < 0.6
     mask[:, 0] = True  # every row keeps at least one key here
-    assert np.max(np.abs(attention(q, k, v, mask) - torch_sdpa(q, k, v, mask))) <= TOL[dtype]
+    assert np.max(np.abs(attention(q, k, v, mask=mask) - torch_sdpa(q, k, v, mask))) <= TOL[dtype]
 
 
 def test_causal_matches_torch_is_causal_when_lengths_are_equal(dtype):
@@ -72,7 +72,7 @@ def test_torch_is_causal_aligns_top_left_when_fewer_queries():
     q, k, v = draw(np.random.default_rng(6), np.float64, (3, 8), (7, 8), (7, 8))
     top_left = np.tril(np.ones((3, 7), dtype=bool))
     torch_causal = torch_sdpa(q, k, v, is_causal=True)
-    assert np.max(np.abs(torch_causal - attention(q, k, v, top_left))) <= 1e-12
+    assert np.max(np.abs(torch_causal - attention(q, k, v, mask=top_left))) <= 1e-12
     assert np.max(np.abs(torch_causal - attention(q, k, v, causal=True))) > 1e-3
 
 
@@ -83,7 +83,7 @@ def test_fully_masked_rows_give_zero_output_and_weights_like_torch(dtype):
     mask[0, 1] = False
     mask[1, 3] = False
     with np.errstate(all="raise"):  # no 0/0 on the way
-        out, weights = attention(q, k, v, mask, return_weights=True)
+        out, weights = attention(q, k, v, mask=mask, return_weights=True)
     assert np.all(out[0, 1] == 0) and np.all(out[1, 3] == 0)
     assert np.all(weights[0, 1] == 0) and np.all(weights[1, 3] == 0)
     expected = torch_sdpa(q, k, v, mask)
@@ -103,7 +103,7 @@ def test_mask_is_combined_with_causal_by_and():
     q, k, v = draw(np.random.default_rng(9), np.float64, (5, 4), (5, 4), (5, 4))
     mask = np.ones((5, 5), dtype=bool)
     mask[:, 0] = False
-    _, w = attention(q, k, v, mask, causal=True, return_weights=True)
+    _, w = attention(q, k, v, mask=mask, causal=True, return_weights=True)
     allowed = mask & causal_mask(5)
     assert np.all(w[~allowed] == 0)
     assert np.all(w[0] == 0)  # query 0 may see only key 0, which the mask blocks
@@ -225,7 +225,7 @@ def test_grid_matches_torch_sdpa(shape, mask_kind, causal, dtype):
     mask = make_mask(rng, mask_kind, lead, n_q, n_k, dtype)
     expected = sdpa_reference(q, k, v, mask, causal, scale)
     for name, impl in IMPLS.items():
-        ours = impl(q, k, v, mask, causal=causal, scale=scale)
+        ours = impl(q, k, v, mask=mask, causal=causal, scale=scale)
         assert ours.dtype == dtype, name
         assert max_abs_diff(ours, expected) <= TOL[dtype], name
 
@@ -267,8 +267,8 @@ def test_grid_empty_sizes_match_torch(shape, causal, mask_kind, dtype):
         assert np.all(expected == 0)
     for name, impl in IMPLS.items():
         with np.errstate(all="raise"):  # no 0/0, no empty reduction on the way
-            ours, weights = (impl(q, k, v, mask, causal=causal, return_weights=True)
-                             if impl is attention else (impl(q, k, v, mask, causal=causal), None))
+            ours, weights = (impl(q, k, v, mask=mask, causal=causal, return_weights=True)
+                             if impl is attention else (impl(q, k, v, mask=mask, causal=causal), None))
         assert ours.shape == (b, n_q, d_v) and ours.dtype == dtype, name
         assert max_abs_diff(ours, expected) <= TOL[dtype], name
         if weights is not None:
@@ -286,7 +286,7 @@ def test_a_float_mask_is_added_to_the_scores_before_the_softmax():
     rng = np.random.default_rng(20)
     q, k, v = draw(rng, np.float64, (3, 4), (5, 4), (5, 2))
     bias = rng.normal(size=(3, 5))
-    _, weights = attention(q, k, v, bias, return_weights=True)
+    _, weights = attention(q, k, v, mask=bias, return_weights=True)
     scores = q @ k.T / 2 + bias
     expected = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
     assert max_abs_diff(weights, expected) <= 1e-15
@@ -299,8 +299,8 @@ def test_a_float_mask_of_minus_inf_equals_the_boolean_mask(dtype):
     allowed[0, 2] = False
     as_float = np.where(allowed, 0.0, -np.inf).astype(dtype)
     for name, impl in IMPLS.items():
-        assert max_abs_diff(impl(q, k, v, as_float), impl(q, k, v, allowed)) <= TOL[dtype], name
-        assert np.all(impl(q, k, v, as_float)[0, 2] == 0), name
+        assert max_abs_diff(impl(q, k, v, mask=as_float), impl(q, k, v, mask=allowed)) <= TOL[dtype], name
+        assert np.all(impl(q, k, v, mask=as_float)[0, 2] == 0), name
 
 
 def test_scale_replaces_one_over_sqrt_d():
@@ -316,7 +316,7 @@ def test_float16_keeps_float16_and_matches_torch_float16():
     mask = rng.random((19, 23)) < 0.8
     expected = sdpa_reference(q, k, v, mask)
     for name, impl in IMPLS.items():
-        ours = impl(q, k, v, mask)
+        ours = impl(q, k, v, mask=mask)
         assert ours.dtype == np.float16, name
         assert max_abs_diff(ours, expected) <= 2e-3, name  # a few float16 roundings
 
@@ -375,10 +375,10 @@ def test_blocked_log_sum_exp_of_the_scaled_masked_scores(mask_kind, causal, dtyp
         scores = scores.masked_fill(~causal_lower_right(10, 14)._materialize(), -torch.inf)
     expected = torch.logsumexp(scores, dim=-1).numpy()  # -inf where nothing is allowed
     for block in ({}, {"block_q": 2, "block_k": 3}):
-        out, lse = blocked_attention(q, k, v, mask, causal=causal, scale=0.3,
+        out, lse = blocked_attention(q, k, v, mask=mask, causal=causal, scale=0.3,
                                      return_lse=True, **block)
         assert lse.shape == (2, 3, 10) and lse.dtype == dtype
-        plain = attention(q, k, v, mask, causal=causal, scale=0.3)
+        plain = attention(q, k, v, mask=mask, causal=causal, scale=0.3)
         assert max_abs_diff(out, plain) <= TOL[dtype]
         assert np.array_equal(np.isneginf(lse), np.isneginf(expected))
         assert max_abs_diff(lse, expected) <= 10 * TOL[dtype]

@@ -1,4 +1,4 @@
-"""The built site in a real browser: Chromium, driven by Playwright, on a local server.
+"""The built site in a real browser (Chromium or Chrome, driven by Playwright) on a local server.
 
 The site is served as GitHub Pages serves it: under the path of ``site_url``, with
 ``404.html`` for any address it does not have. Every request the pages make is recorded;
@@ -6,163 +6,49 @@ any that goes to another host fails the tests, so the site provably loads nothin
 outside itself. Screenshots of the home page and chapter 2, light and dark, are saved
 under ``artifacts/screenshots/`` for a human to look at.
 
-Without Chromium the tests are skipped with a message, except in CI (``CI=true``), where
-a missing browser is a failure.
+Which browser: see tests/site/browsing.py (the run's header names it). Without one the
+tests are skipped with a message, except in CI (``CI=true``), where that is a failure.
 """
 
-import functools
-import http.server
-import os
-import shutil
-import threading
-from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import urlsplit
+from dataclasses import dataclass
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.site.browsing import (DEBIAN_CHROMIUM, PHONE, BrowserChoice, Visit, find_browser,
+                                 page_paths, require_browser, visit)
 
-# Another Chromium-based browser (Chrome on a Mac) can stand in: CHROMIUM=/path/to/it.
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHAPTER_2 = "chapters/02-self-attention/"
-PHONE = {"width": 390, "height": 844}
 
 
-class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves the built site as GitHub Pages would serve it at ``site_url``.
+def test_browser_lookup_order_explicit_then_debian_then_chrome_then_playwright():
+    found = {"/usr/bin/chromium", "/usr/bin/google-chrome", "/pw/chrome", "/my/chrome"}
+    which = {"google-chrome": "/usr/bin/google-chrome"}.get
 
-    The site lives under ``site_url``'s path; a missing page gets 404.html. The sitemap
-    names pages by their published address, ``site_url``; Material's instant navigation
-    only follows links the sitemap lists on the current host and port, so the sitemap is
-    served with ``site_url`` replaced by this server's address, as if it were the real host.
-    """
+    def lookup(environ, present):
+        return find_browser(environ, exists=lambda p: p in present, which=which,
+                            playwright=lambda: "/pw/chrome" if "/pw/chrome" in present else None)
 
-    site_url = "/"
-    local_url = "/"
-
-    def translate_path(self, path):
-        path = urlsplit(path).path
-        prefix = urlsplit(self.site_url).path
-        if not path.startswith(prefix):
-            return str(Path(self.directory) / "does-not-exist")
-        return super().translate_path("/" + path[len(prefix):])
-
-    def do_GET(self):
-        if not urlsplit(self.path).path.endswith("/sitemap.xml"):
-            return super().do_GET()
-        sitemap = Path(self.translate_path(self.path)).read_text("utf8")
-        self.send_body(200, "application/xml", sitemap.replace(self.site_url, self.local_url))
-
-    def send_error(self, code, message=None, explain=None):
-        page = Path(self.directory) / "404.html"
-        if code != 404 or not page.exists():
-            return super().send_error(code, message, explain)
-        self.send_body(404, "text/html; charset=utf-8", page.read_text("utf8"))
-
-    def send_body(self, status: int, content_type: str, text: str):
-        body = text.encode("utf8")
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+    assert lookup({"CHROMIUM": "/my/chrome"}, found) == BrowserChoice(
+        "the browser named by CHROMIUM", "/my/chrome")
+    assert lookup({}, found) == BrowserChoice("Debian's Chromium", DEBIAN_CHROMIUM)
+    assert lookup({}, found - {DEBIAN_CHROMIUM}).name == "Google Chrome"
+    assert lookup({}, {"/pw/chrome"}) == BrowserChoice("Playwright's Chromium", "/pw/chrome")
+    assert lookup({}, set()).path is None
+    # An explicit choice that is not there is an error, not a silent fallback.
+    wrong = lookup({"CHROMIUM": "/no/such"}, found)
+    assert wrong.path is None and "CHROMIUM=/no/such" in wrong.problem
 
 
-@pytest.fixture(scope="session")
-def server(built_site):
-    """The base URL of the built site, served on 127.0.0.1 at a free port."""
-    site_url = built_site.site_url.rstrip("/") + "/"
-    handler = type("Handler", (SiteHandler,), {"site_url": site_url})
-    httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(built_site.site_dir))
-    )
-    handler.local_url = f"http://127.0.0.1:{httpd.server_address[1]}{urlsplit(site_url).path}"
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield handler.local_url
-    httpd.shutdown()
-
-
-def require_chromium(path: str, environ) -> str:
-    """``path`` if Chromium is there; else skip the browser tests, or fail them in CI."""
-    if Path(path).exists():
-        return path
-    message = f"Chromium not found at {path} (install the `chromium` package): browser tests not run"
-    if environ.get("CI") == "true":
-        pytest.fail(message + ", and CI must run them", pytrace=False)
-    pytest.skip(message)
-
-
-def test_missing_chromium_skips_on_a_laptop_but_fails_in_ci(tmp_path):
-    missing = str(tmp_path / "no-chromium")
-    with pytest.raises(pytest.skip.Exception, match="install the `chromium` package"):
-        require_chromium(missing, {})
+def test_missing_browser_skips_on_a_laptop_but_fails_in_ci_or_when_asked_for():
+    none = BrowserChoice("", None, "nothing here")
+    with pytest.raises(pytest.skip.Exception, match="nothing here"):
+        require_browser(none, {})
     with pytest.raises(pytest.fail.Exception, match="CI must run them"):
-        require_chromium(missing, {"CI": "true"})
-
-
-@pytest.fixture(scope="session")
-def browser():
-    executable = require_chromium(CHROMIUM, os.environ)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@dataclass
-class Visit:
-    """One page load in a fresh context, with everything the browser reported."""
-
-    page: object
-    requests: list = field(default_factory=list)
-    failed: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
-    transferred: int = 0  # bytes on the wire: headers and bodies of every response
-
-
-def visit(browser, url: str, expect_status: int = 200, wait: str = "networkidle",
-          **context_options) -> Visit:
-    """Open ``url`` in a fresh context; ``wait="networkidle"`` waits for every request to end.
-
-    The listeners are attached before the page loads, so they see every request it makes.
-    """
-    context = browser.new_context(**context_options)
-    page = context.new_page()
-    seen = Visit(page)
-    context.on("request", lambda r: seen.requests.append(r.url))
-    context.on("requestfailed", lambda r: seen.failed.append(f"{r.url} ({r.failure})"))
-
-    def finished(request):
-        response = request.response()
-        if response and response.status >= 400 and request.url != url:
-            seen.failed.append(f"{request.url} (HTTP {response.status})")
-        sizes = request.sizes()
-        seen.transferred += sizes["responseBodySize"] + sizes["responseHeadersSize"]
-
-    context.on("requestfinished", finished)
-    # A 404 page's own status shows as a console error too; only the others count.
-    page.on("console", lambda m: seen.errors.append(m.text)
-            if m.type == "error" and m.location.get("url") != url else None)
-    page.on("pageerror", lambda e: seen.errors.append(str(e)))
-    response = page.goto(url, wait_until=wait)
-    assert response.status == expect_status, f"{url}: HTTP {response.status}"
-    return seen
-
-
-def page_paths(built_site) -> list[str]:
-    """Every page of the built site, as a path under the site's root."""
-    paths = sorted(p.parent.relative_to(built_site.site_dir).as_posix()
-                   for p in built_site.site_dir.rglob("index.html"))
-    return ["" if p == "." else p + "/" for p in paths]
+        require_browser(none, {"CI": "true"})
+    with pytest.raises(pytest.fail.Exception, match="nothing here"):
+        require_browser(none, {"CHROMIUM": "/no/such"})
 
 
 def problems_of(seen: Visit, base: str, html: str) -> list[str]:

@@ -1,0 +1,141 @@
+"""Transformer blocks: attention and an MLP, each wrapped in a residual connection.
+
+References: Vaswani et al. (2017), section 3.1 (the post-LN encoder block); Xiong et al.,
+"On Layer Normalization in the Transformer Architecture" (2020) (pre-LN); Radford et al.
+(2019) (GPT-2: pre-LN, causal, GELU tanh, biases); Touvron et al. (2023) and the Llama 3
+report (2024) (RMSNorm, RoPE, grouped-query attention, SwiGLU, no biases).
+
+Every block takes its parameters as one dict with short names ("attn.W_q",
+"norm1.weight", ...; see ``attention.model`` for the full list) and calls attention
+through one small function, ``attend``: the only place that sees keys and values, which is
+where a KV cache goes (chapter 4). Pass ``trace={}`` to get the block's intermediate
+values back in that dict (for backward passes, chapter 6).
+"""
+
+# --8<-- [start:imports]
+import numpy as np
+
+from attention.feed_forward import mlp, swiglu
+from attention.multi_head import merge_heads, split_heads
+from attention.norms import layer_norm, rms_norm
+from attention.positions import rope
+from attention.scaled_dot_product import attention
+# --8<-- [end:imports]
+
+
+def _linear(x, W, b=None):
+    return x @ W if b is None else x @ W + b
+
+
+def _record(trace, **values):
+    if trace is not None:
+        trace.update(values)
+
+
+# --8<-- [start:attend]
+def attend(q, k, v, *, causal=True, mask=None):
+    """The one call to attention in every block.
+
+    q: (batch, n_heads, n_q, d_head); k, v: (batch, n_kv_heads, n_k, d_head).
+    Each key/value head serves n_heads // n_kv_heads query heads (GQA).
+    Returns (output (batch, n_heads, n_q, d_head), weights (..., n_q, n_k)).
+    """
+    group = q.shape[-3] // k.shape[-3]
+    k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
+    v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
+    return attention(q, k, v, mask=mask, causal=causal, return_weights=True)
+# --8<-- [end:attend]
+
+
+# --8<-- [start:attention_layer]
+def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
+                    mask=None, positions=None, rope_base=None,
+                    rope_layout="halves", trace=None):
+    """Project, split into heads, (rotate), attend, merge, project back.
+
+    x: (batch, n, d_model). p holds attn.W_q, attn.W_k, attn.W_v, attn.W_o
+    and optionally the biases attn.b_q, ... . With rope_base set, q and k
+    are rotated by their positions (n,) before attention.
+    """
+    n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+    q = _linear(x, p["attn.W_q"], p.get("attn.b_q"))
+    k = _linear(x, p["attn.W_k"], p.get("attn.b_k"))
+    v = _linear(x, p["attn.W_v"], p.get("attn.b_v"))
+    q = split_heads(q, n_heads)     # (batch, n_heads, n, d_head)
+    k = split_heads(k, n_kv_heads)  # (batch, n_kv_heads, n, d_head)
+    v = split_heads(v, n_kv_heads)  # (batch, n_kv_heads, n, d_head)
+    if rope_base is not None:
+        q = rope(q, positions, base=rope_base, layout=rope_layout)
+        k = rope(k, positions, base=rope_base, layout=rope_layout)
+    out, weights = attend(q, k, v, causal=causal, mask=mask)
+    heads = merge_heads(out)        # (batch, n, n_heads * d_head)
+    _record(trace, q=q, k=k, v=v, weights=weights, heads=heads)
+    return _linear(heads, p["attn.W_o"], p.get("attn.b_o"))
+# --8<-- [end:attention_layer]
+
+
+# --8<-- [start:encoder_block]
+def encoder_block(x, p, *, n_heads, norm_first=False, activation="relu",
+                  eps=1e-5, mask=None, trace=None):
+    """A transformer encoder block (no causal mask), like PyTorch's.
+
+    norm_first=False is the original post-LN block: norm(x + sublayer(x)).
+    norm_first=True is pre-LN: x + sublayer(norm(x)), the norm inside the
+    branch, so the residual path from input to output is the identity.
+    x: (batch, n, d_model); mask: boolean, True = may attend.
+    """
+    def attn(h):
+        return attention_layer(h, p, n_heads=n_heads, causal=False,
+                               mask=mask, trace=trace)
+
+    def ff(h):
+        return mlp(h, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
+                   p["mlp.b_out"], activation=activation)
+
+    def norm(h, i):
+        return layer_norm(h, p[f"norm{i}.weight"], p[f"norm{i}.bias"], eps=eps)
+
+    if norm_first:
+        x = x + attn(norm(x, 1))
+        return x + ff(norm(x, 2))
+    x = norm(x + attn(x), 1)
+    return norm(x + ff(x), 2)
+# --8<-- [end:encoder_block]
+
+
+# --8<-- [start:gpt2_block]
+def gpt2_block(x, p, config, positions, *, trace=None):
+    """GPT-2's decoder block: pre-LN, causal attention, GELU (tanh), biases.
+
+    x: (batch, n, d_model). positions are not used here: GPT-2 adds its
+    learned position embeddings once, before the first block.
+    """
+    eps = config.norm_eps
+    h = layer_norm(x, p["norm1.weight"], p["norm1.bias"], eps=eps)
+    x_mid = x + attention_layer(h, p, n_heads=config.n_heads, trace=trace)
+    h2 = layer_norm(x_mid, p["norm2.weight"], p["norm2.bias"], eps=eps)
+    out = x_mid + mlp(h2, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
+                      p["mlp.b_out"], activation="gelu_tanh")
+    _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
+    return out
+# --8<-- [end:gpt2_block]
+
+
+# --8<-- [start:llama_block]
+def llama_block(x, p, config, positions, *, trace=None):
+    """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
+
+    No biases anywhere. x: (batch, n, d_model); positions: (n,) integers,
+    the absolute positions of the n tokens (what RoPE rotates by).
+    """
+    eps = config.norm_eps
+    h = rms_norm(x, p["norm1.weight"], eps=eps)
+    x_mid = x + attention_layer(
+        h, p, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
+        positions=positions, rope_base=config.rope_base,
+        rope_layout=config.rope_layout, trace=trace)
+    h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
+    out = x_mid + swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
+    _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
+    return out
+# --8<-- [end:llama_block]

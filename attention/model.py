@@ -1,0 +1,216 @@
+"""A whole decoder-only language model: embeddings, N blocks, a final norm, the LM head.
+
+References: Radford et al., "Language Models are Unsupervised Multitask Learners" (2019)
+(GPT-2); Touvron et al., "LLaMA" (2023) and Grattafiori et al., "The Llama 3 Herd of
+Models" (2024) (Llama). Hugging Face's GPT2LMHeadModel and LlamaForCausalLM compute the
+same logits from the same weights (``attention.checkpoints`` converts them; the tests and
+chapter 3 check it in float64).
+
+The parameters are ONE flat dict of NumPy arrays with dotted names, every weight applied
+on the right (x @ W, W of shape (d_in, d_out)):
+
+    embed.tokens                    (vocab_size, d_model)
+    embed.positions                 (max_positions, d_model)       gpt2 only
+    blocks.{i}.norm1.weight         (d_model,)   (+ .bias for gpt2)
+    blocks.{i}.attn.W_q             (d_model, n_heads * d_head)    (+ attn.b_q for gpt2)
+    blocks.{i}.attn.W_k, attn.W_v   (d_model, n_kv_heads * d_head) (+ biases for gpt2)
+    blocks.{i}.attn.W_o             (n_heads * d_head, d_model)    (+ attn.b_o for gpt2)
+    blocks.{i}.norm2.weight         (d_model,)   (+ .bias for gpt2)
+    blocks.{i}.mlp.W_in, mlp.b_in, mlp.W_out, mlp.b_out            gpt2: GELU MLP
+    blocks.{i}.mlp.W_gate, mlp.W_up, mlp.W_down                    llama: SwiGLU
+    final_norm.weight               (d_model,)   (+ .bias for gpt2)
+    lm_head.W                       (d_model, vocab_size)  only if not tie_embeddings
+"""
+
+# --8<-- [start:imports]
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention.blocks import gpt2_block, llama_block
+from attention.norms import layer_norm, rms_norm
+# --8<-- [end:imports]
+
+ARCHS = ("gpt2", "llama")
+
+
+# --8<-- [start:config]
+@dataclass(frozen=True)
+class ModelConfig:
+    arch: str = "gpt2"              # "gpt2" or "llama": the block and its parts
+    vocab_size: int = 50257         # number of distinct token ids
+    d_model: int = 768              # width of the residual stream
+    n_layers: int = 12              # number of blocks
+    n_heads: int = 12               # query heads per attention layer
+    n_kv_heads: int | None = None   # key/value heads (GQA); None: n_heads
+    d_ff: int | None = None         # hidden width of the MLP; None: 4 * d_model
+    max_positions: int = 1024       # longest sequence (GPT-2's position table)
+    norm_eps: float = 1e-5          # eps of every LayerNorm / RMSNorm
+    rope_base: float = 10000.0      # RoPE's base (llama); Llama 3 uses 500,000
+    rope_layout: str = "halves"     # RoPE pairs: "halves" or "interleaved"
+    tie_embeddings: bool = True     # LM head = token embedding, transposed
+
+    @property
+    def d_head(self) -> int:        # size of one head
+        return self.d_model // self.n_heads
+# --8<-- [end:config]
+
+    def __post_init__(self):
+        # Fill in the defaults that depend on other fields (the class is frozen).
+        if self.n_kv_heads is None:
+            object.__setattr__(self, "n_kv_heads", self.n_heads)
+        if self.d_ff is None:
+            object.__setattr__(self, "d_ff", 4 * self.d_model)
+        if self.arch not in ARCHS:
+            raise ValueError(f"ModelConfig: arch must be one of {ARCHS}, got {self.arch!r}")
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads",
+                     "d_ff", "max_positions"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"ModelConfig: {name} must be a positive integer, got {value!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"ModelConfig: d_model = {self.d_model} is not divisible by "
+                             f"n_heads = {self.n_heads}")
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"ModelConfig: n_heads = {self.n_heads} is not divisible by "
+                             f"n_kv_heads = {self.n_kv_heads}")
+        if self.arch == "gpt2" and self.n_kv_heads != self.n_heads:
+            raise ValueError("ModelConfig: gpt2 has n_kv_heads == n_heads")
+        if self.arch == "llama" and self.d_head % 2:
+            raise ValueError(f"ModelConfig: RoPE needs an even d_head, got {self.d_head}")
+        if self.rope_layout not in ("halves", "interleaved"):
+            raise ValueError("ModelConfig: rope_layout must be 'halves' or 'interleaved', "
+                             f"got {self.rope_layout!r}")
+
+
+# Published configurations (GPT-2: Radford et al. 2019 and the released checkpoints;
+# Llama 3: the released config.json files of Meta-Llama-3-8B and -70B).
+CONFIGS = {
+    "gpt2": ModelConfig(),
+    "gpt2-medium": ModelConfig(d_model=1024, n_layers=24, n_heads=16),
+    "gpt2-large": ModelConfig(d_model=1280, n_layers=36, n_heads=20),
+    "gpt2-xl": ModelConfig(d_model=1600, n_layers=48, n_heads=25),
+    "llama-3-8b": ModelConfig(
+        arch="llama", vocab_size=128256, d_model=4096, n_layers=32, n_heads=32,
+        n_kv_heads=8, d_ff=14336, max_positions=8192, rope_base=500000.0,
+        tie_embeddings=False),
+    "llama-3-70b": ModelConfig(
+        arch="llama", vocab_size=128256, d_model=8192, n_layers=80, n_heads=64,
+        n_kv_heads=8, d_ff=28672, max_positions=8192, rope_base=500000.0,
+        tie_embeddings=False),
+}
+
+
+# --8<-- [start:parameter_shapes]
+def parameter_shapes(config):
+    """Name -> shape of every parameter, in a fixed order. Allocates nothing."""
+    c = config
+    d, d_q, d_kv = c.d_model, c.n_heads * c.d_head, c.n_kv_heads * c.d_head
+    gpt2 = c.arch == "gpt2"
+    shapes = {"embed.tokens": (c.vocab_size, d)}
+    if gpt2:
+        shapes["embed.positions"] = (c.max_positions, d)
+    norm = {"weight": (d,), "bias": (d,)} if gpt2 else {"weight": (d,)}
+    for i in range(c.n_layers):
+        block = {f"norm1.{k}": s for k, s in norm.items()}
+        block |= {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
+                  "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
+        if gpt2:
+            block |= {"attn.b_q": (d_q,), "attn.b_k": (d_kv,),
+                      "attn.b_v": (d_kv,), "attn.b_o": (d,)}
+        block |= {f"norm2.{k}": s for k, s in norm.items()}
+        if gpt2:
+            block |= {"mlp.W_in": (d, c.d_ff), "mlp.b_in": (c.d_ff,),
+                      "mlp.W_out": (c.d_ff, d), "mlp.b_out": (d,)}
+        else:
+            block |= {"mlp.W_gate": (d, c.d_ff), "mlp.W_up": (d, c.d_ff),
+                      "mlp.W_down": (c.d_ff, d)}
+        shapes |= {f"blocks.{i}.{k}": s for k, s in block.items()}
+    shapes |= {f"final_norm.{k}": s for k, s in norm.items()}
+    if not c.tie_embeddings:
+        shapes["lm_head.W"] = (d, c.vocab_size)
+    return shapes
+# --8<-- [end:parameter_shapes]
+
+
+# --8<-- [start:init_params]
+def init_params(config, rng, *, std=0.02, dtype=np.float64):
+    """Random parameters as GPT-2 initialised them.
+
+    Weights ~ N(0, std^2); the projections that write into the residual
+    stream (attn.W_o, mlp.W_out, mlp.W_down) get std / sqrt(2 n_layers), so
+    the stream does not grow with depth; biases 0; norm weights 1.
+    Draws from ``rng`` in the order of ``parameter_shapes(config)``.
+    """
+    params = {}
+    for name, shape in parameter_shapes(config).items():
+        if name.endswith(".bias") or ".b_" in name:
+            params[name] = np.zeros(shape, dtype)
+        elif name.endswith(".weight"):      # the norms' gains
+            params[name] = np.ones(shape, dtype)
+        else:
+            out = name.endswith(("W_o", "W_out", "W_down"))
+            s = std / np.sqrt(2 * config.n_layers) if out else std
+            params[name] = rng.normal(0.0, s, size=shape).astype(dtype)
+    return params
+# --8<-- [end:init_params]
+
+
+def block_params(params, i):
+    """The parameters of block i, with their short names ("attn.W_q", ...)."""
+    prefix = f"blocks.{i}."
+    return {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)}
+
+
+def _check_ids(config, ids, positions):
+    ids = np.asarray(ids)
+    if ids.ndim not in (1, 2) or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"forward: token_ids must be integers of shape (n,) or (batch, n), "
+                         f"got dtype {ids.dtype} and shape {ids.shape}")
+    if ids.size and (ids.min() < 0 or ids.max() >= config.vocab_size):
+        raise ValueError(f"forward: token ids must lie in 0..{config.vocab_size - 1}, "
+                         f"got {ids.min()}..{ids.max()}")
+    n = ids.shape[-1]
+    positions = np.arange(n) if positions is None else np.asarray(positions)
+    if positions.shape != (n,):
+        raise ValueError(f"forward: positions must have shape ({n},), got {positions.shape}")
+    if n and (positions.min() < 0 or positions.max() >= config.max_positions):
+        raise ValueError(f"forward: positions must lie in 0..{config.max_positions - 1}, "
+                         f"got {positions.min()}..{positions.max()}")
+    return ids, positions
+
+
+# --8<-- [start:forward]
+def forward(params, config, token_ids, *, positions=None, trace=None):
+    """Logits for every position: token_ids (batch, n) -> (batch, n, vocab).
+
+    token_ids may also be (n,), giving (n, vocab). positions: the absolute
+    positions of the n tokens, default 0..n-1. trace: a dict to receive the
+    intermediate values, named like the parameters ("blocks.0.q", ...).
+    """
+    ids, positions = _check_ids(config, token_ids, positions)
+    single = ids.ndim == 1
+    ids = ids[None] if single else ids                    # (batch, n)
+    gpt2 = config.arch == "gpt2"
+    x = params["embed.tokens"][ids]                       # (batch, n, d_model)
+    if gpt2:
+        x = x + params["embed.positions"][positions]      # + (n, d_model)
+    block = gpt2_block if gpt2 else llama_block
+    for i in range(config.n_layers):
+        kept = None if trace is None else {}
+        x = block(x, block_params(params, i), config, positions, trace=kept)
+        if trace is not None:
+            trace.update({f"blocks.{i}.{k}": v for k, v in kept.items()})
+    w, eps = params["final_norm.weight"], config.norm_eps
+    if gpt2:
+        h = layer_norm(x, w, params["final_norm.bias"], eps=eps)
+    else:
+        h = rms_norm(x, w, eps=eps)
+    if config.tie_embeddings:
+        logits = h @ params["embed.tokens"].T             # (batch, n, vocab)
+    else:
+        logits = h @ params["lm_head.W"]                  # (batch, n, vocab)
+    if trace is not None:
+        trace.update({"final_norm.in": x, "final_norm.out": h})
+    return logits[0] if single else logits
+# --8<-- [end:forward]

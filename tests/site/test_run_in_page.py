@@ -1,0 +1,196 @@
+"""Run in the page: the reader's browser runs the blocks, and prints what the page shows.
+
+Chromium (Playwright) opens every page of the built site and presses the page's own Run
+controls; every block that the build offers to run must print what the page's checked
+Output block shows (the varying-number marker applies, as in the page checker). Any
+request that leaves the local server fails the test, as in the other browser tests.
+"""
+
+import re
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+
+from tests.site.browsing import visit
+from tools.pagecheck import output_matches
+from tools.run_in_page import NOT_IN_BROWSER
+
+SETTLED = "() => !document.querySelector('[data-run-status=running]')"
+BLOCKS = """() => [...document.querySelectorAll('div.language-python[data-run-block]')].map(el => {
+  const out = document.querySelector(`.run-output[data-for="${el.dataset.runBlock}"] code`);
+  let next = el.nextElementSibling;
+  while (next && !next.matches('div.highlight')) next = next.nextElementSibling;
+  const checked = next && next.querySelector(':scope > .filename')?.textContent === 'Output'
+    && !next.classList.contains('run-output');
+  return {index: Number(el.dataset.runBlock), needs: el.dataset.runNeeds || null,
+          status: el.dataset.runStatus || 'idle', printed: out ? out.textContent : null,
+          seconds: Number(el.dataset.runSeconds || 0),
+          expected: checked ? next.querySelector('code').textContent : ''};
+})"""
+CHAPTER_2 = "chapters/02-self-attention/"
+DOCS = ROOT / "docs"
+
+
+def run_block(page, index: int, timeout_ms: int = 300_000) -> None:
+    """Press Run under block ``index`` and wait until nothing is running."""
+    page.locator(f'[data-run-bar="{index}"] button', has_text="Run").first.click()
+    page.wait_for_function(SETTLED, timeout=timeout_ms)
+
+
+def run_whole_page(page) -> list[dict]:
+    """Run every block the page offers to run (Run on the last one runs the rest)."""
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    while True:
+        blocks = page.evaluate(BLOCKS)
+        idle = [b for b in blocks if b["needs"] is None and b["status"] == "idle"]
+        if not idle:
+            return blocks
+        run_block(page, idle[-1]["index"])
+
+
+def pages_with_python() -> list[str]:
+    """The Markdown pages under docs/ that have a Python block (one test each)."""
+    fence = re.compile(r"^\s*```+\s*(?:python|\{\s*\.python)", re.M)
+    return sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")
+                  if fence.search(p.read_text("utf8")))
+
+
+def address(built_site, source: str) -> str:
+    """The page's path under the site's root, from its canonical link."""
+    html = built_site.pages[DOCS / source]
+    canonical = re.search(r'<link rel="canonical" href="([^"]+)"', html)[1]
+    return canonical[len(built_site.site_url.rstrip("/") + "/"):]
+
+
+@pytest.mark.parametrize("source", pages_with_python())
+def test_every_runnable_block_prints_what_the_page_shows(source, browser, server,
+                                                         built_site, capsys):
+    path = address(built_site, source)
+    seen = visit(browser, server + path)
+    start = time.perf_counter()
+    blocks = run_whole_page(seen.page)
+    seconds = time.perf_counter() - start
+    origin = server[: server.index("/", len("http://"))]
+    outside = [url for url in seen.requests if not url.startswith(origin)]
+    problems = [f"request to another host: {url}" for url in outside]
+    problems += [f"failed request: {f}" for f in seen.failed]
+    problems += [f"console error: {e}" for e in seen.errors]
+    not_run = [f"block {b['index']}: {b['needs']}" for b in blocks if b["needs"]]
+    for block in blocks:
+        if block["needs"]:
+            continue
+        if block["status"] != "ran":
+            problems.append(f"block {block['index']}: {block['status']}\n{block['printed']}")
+        elif not output_matches(block["expected"], block["printed"]):
+            problems.append(f"block {block['index']} printed\n{block['printed']}\n"
+                            f"but the page shows\n{block['expected']}")
+    seen.page.context.close()
+    with capsys.disabled():
+        print(f"\nrun in the browser: {source}: {len(blocks) - len(not_run)} of {len(blocks)} "
+              f"blocks in {seconds:.1f} s; not run there: {not_run or 'none'}")
+        slow = sorted(blocks, key=lambda b: -b["seconds"])[:3]
+        print("  slowest: " + ", ".join(f"block {b['index']} {b['seconds']:.1f} s" for b in slow))
+    assert not problems, f"{source} in the browser:\n" + "\n\n".join(problems)
+    # The blocks the browser cannot run stay few: a page is mostly NumPy.
+    assert len(not_run) <= max(2, len(blocks) // 2), not_run
+
+
+def test_few_blocks_are_kept_out_of_the_browser_by_hand():
+    assert sum(len(skips) for skips in NOT_IN_BROWSER.values()) <= 8
+    for source in NOT_IN_BROWSER:
+        assert (DOCS / source).exists(), f"NOT_IN_BROWSER names {source}, which does not exist"
+
+
+def test_a_plain_page_view_downloads_no_python(browser, server):
+    seen = visit(browser, server + CHAPTER_2)
+    assert not [url for url in seen.requests if "pyodide" in url or url.endswith(".whl")]
+    seen.page.context.close()
+
+
+def test_first_run_download_and_time_to_first_output(browser, server, capsys):
+    seen = visit(browser, server + CHAPTER_2)
+    before = seen.transferred
+    start = time.perf_counter()
+    run_block(seen.page, 0)
+    seconds = time.perf_counter() - start
+    seen.page.wait_for_load_state("networkidle")
+    status = seen.page.evaluate(BLOCKS)[0]["status"]
+    with capsys.disabled():
+        print(f"\nfirst Run: {(seen.transferred - before) / 2**20:.1f} MiB downloaded, "
+              f"first output after {seconds:.1f} s")
+    assert status == "ran"
+    seen.page.context.close()
+
+
+def exercise_blocks(page):
+    """The indices of chapter 2's exercise 1 starter and the check right after it."""
+    return page.evaluate("""() => {
+      const els = [...document.querySelectorAll('div.language-python[data-run-block]')];
+      const starter = els.find(el => el.textContent.includes('def attention_weights'));
+      const check = els.find(el => el.textContent.startsWith('check_attention_weights'));
+      return [Number(starter.dataset.runBlock), Number(check.dataset.runBlock)];
+    }""")
+
+
+def verdict(page, index: int) -> str:
+    return page.locator(f'.run-output[data-for="{index}"] code').text_content().strip()
+
+
+def solve_with_keyboard(page, starter: int) -> None:
+    """Edit the starter in place, as a reader would: select its code, type the answer."""
+    page.locator(f'[data-run-bar="{starter}"] button', has_text="Edit").click()
+    code = page.locator(f'div[data-run-block="{starter}"] code')
+    code.focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    answer = ("def attention_weights(Q, K, scaled=True):\n"
+              "    scores = Q @ np.swapaxes(K, -1, -2)\n"
+              "    if scaled:\n"
+              "        scores = scores / np.sqrt(Q.shape[-1])\n"
+              "    return softmax(scores)\n")
+    page.keyboard.type(answer)
+
+
+def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(browser, server):
+    seen = visit(browser, server + CHAPTER_2)
+    page = seen.page
+    for visit_number in (1, 2):
+        starter, check = exercise_blocks(page)
+        run_block(page, check)
+        assert verdict(page, check).startswith("✗ Not yet"), verdict(page, check)
+        solve_with_keyboard(page, starter)
+        assert page.locator(f'div[data-run-block="{check}"]').get_attribute("data-run-status") == "stale"
+        run_block(page, check)
+        assert verdict(page, check).startswith("✓ Correct"), verdict(page, check)
+        if visit_number == 1:  # instant navigation away and back: the page is swapped in place
+            here = page.url
+            page.locator("a.md-footer__link--next").click()
+            page.wait_for_function(f"() => location.href !== {here!r}")
+            page.go_back()
+            page.wait_for_function(f"() => location.href === {here!r}")
+            page.wait_for_selector("[data-run-bar]")
+    assert not seen.errors, seen.errors
+    # Instant navigation swapped the pages in place: Python was loaded once and kept.
+    assert sum(url.endswith("/pyodide.asm.wasm") for url in seen.requests) == 1, seen.requests
+    page.context.close()
+
+
+def test_stop_ends_a_runaway_loop_and_the_next_run_works(browser, server):
+    seen = visit(browser, server + CHAPTER_2)
+    page = seen.page
+    run_block(page, 0)
+    page.locator('[data-run-bar="1"] button', has_text="Edit").click()
+    page.locator('div[data-run-block="1"] code').focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("while True:\n    pass\n")
+    page.locator('[data-run-bar="1"] button', has_text="Run").click()
+    page.wait_for_timeout(1500)
+    assert page.locator('div[data-run-block="1"]').get_attribute("data-run-status") == "running"
+    page.locator('[data-run-bar="1"] button', has_text="Stop").click()
+    page.wait_for_function(SETTLED, timeout=10_000)
+    page.locator('[data-run-bar="1"] button', has_text="Restore").click()
+    run_block(page, 1)
+    assert page.locator('div[data-run-block="1"]').get_attribute("data-run-status") == "ran"
+    page.context.close()
