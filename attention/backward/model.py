@@ -26,7 +26,7 @@ from attention.backward.norms import (layer_norm_backward, layer_norm_stats,
 from attention.backward.scaled_dot_product import attention_backward
 from attention.feed_forward import gelu, silu
 from attention.loss import cross_entropy, cross_entropy_backward
-from attention.model import _check_ids, block_params, forward
+from attention.model import block_params, forward
 from attention.multi_head import merge_heads, split_heads
 from attention.positions import rope
 # --8<-- [end:imports]
@@ -113,9 +113,11 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     token_ids (batch, n) or (n,); d_logits shaped like the logits. Returns
     a dict with the names and shapes of ``params``.
     """
-    ids, positions = _check_ids(config, token_ids, positions)
+    ids = np.asarray(token_ids)
     if ids.ndim == 1:  # one sequence: a batch of one
         ids, d_logits = ids[None], d_logits[None]  # (1, n), (1, n, vocab)
+    if positions is None:  # as the forward: 0 .. n - 1
+        positions = np.arange(ids.shape[-1])
     grads = {}
     # logits = h @ W_head, with W_head = embed.tokensᵀ when tied
     tied = config.tie_embeddings
