@@ -116,6 +116,15 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     ids = np.asarray(token_ids)
     if ids.ndim == 1:  # one sequence: a batch of one
         ids, d_logits = ids[None], d_logits[None]  # (1, n), (1, n, vocab)
+    if d_logits.shape != ids.shape + (config.vocab_size,):
+        raise ValueError(f"model_backward: d_logits must have shape "
+                         f"{ids.shape + (config.vocab_size,)}, got "
+                         f"{d_logits.shape}")
+    kept = trace.get("final_norm.out")
+    if kept is None or kept.shape[:-1] != ids.shape:
+        raise ValueError("model_backward: trace must be the dict that "
+                         "forward(params, config, token_ids, trace=trace) "
+                         "filled, for these token_ids")
     if positions is None:  # as the forward: 0 .. n - 1
         positions = np.arange(ids.shape[-1])
     grads = {}

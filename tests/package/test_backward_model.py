@@ -94,6 +94,16 @@ def test_single_sequence_and_batch_agree():
         assert np.max(np.abs(single[name] - batched[name])) <= 1e-14
 
 
+def test_a_missing_trace_or_a_wrong_gradient_shape_is_named():
+    config = ModelConfig(vocab_size=11, d_model=8, n_layers=1, n_heads=2, max_positions=8)
+    params = init_params(config, np.random.default_rng(13))
+    ids = np.array([[1, 2, 3]])
+    with pytest.raises(ValueError, match="trace"):
+        model_backward(params, config, ids, np.zeros((1, 3, 11)), {})
+    with pytest.raises(ValueError, match=r"\(1, 3, 11\)"):
+        model_backward(params, config, ids, np.zeros((1, 3, 10)), {})
+
+
 def test_embedding_backward_accumulates_repeated_tokens():
     W = np.random.default_rng(11).normal(size=(10, 4))
     ids = np.array([[1, 3, 1], [9, 1, 0]])  # token 1 appears three times
