@@ -22,37 +22,37 @@ import numpy as np
 
 # --8<-- [start:beam_search]
 def beam_search(next_log_probs, prompt, *, beam_width, max_new_tokens):
-    """The beam_width best continuations found: (sequences (w, n + new), scores (w,)),
-    best first; a score is the sum of the new tokens' log-probabilities."""
-    if isinstance(beam_width, bool) or not isinstance(beam_width, (int, np.integer)) \
-            or beam_width < 1:
-        raise ValueError(f"beam_search: beam_width must be a positive integer, "
-                         f"got {beam_width!r}")
-    beams = np.asarray(prompt, dtype=np.int64)[None, :]  # (1, n): one beam, the prompt
-    scores = np.zeros(1)                                  # (1,)
+    """The beam_width best continuations found, best first: sequences
+    (w, n + new) and scores (w,), the sums of the new tokens' log-probs."""
+    w = beam_width
+    if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
+        raise ValueError(f"beam_search: beam_width must be a positive "
+                         f"integer, got {beam_width!r}")
+    beams = np.asarray(prompt, dtype=np.int64)[None, :]  # (1, n): the prompt
+    scores = np.zeros(1)                                 # (1,)
     for _ in range(max_new_tokens):
-        log_probs = np.asarray(next_log_probs(beams))     # (beams, vocab)
+        log_probs = np.asarray(next_log_probs(beams))    # (beams, vocab)
         vocab_size = log_probs.shape[-1]
-        total = scores[:, None] + log_probs               # (beams, vocab): every extension
-        best = np.argsort(-total, axis=None, kind="stable")[:beam_width]  # flat indices
-        beam, token = np.divmod(best, vocab_size)         # (w,), (w,)
-        beams = np.concatenate([beams[beam], token[:, None]], axis=1)  # (w, n + 1)
-        scores = total[beam, token]                       # (w,)
+        total = scores[:, None] + log_probs  # (beams, vocab): every extension
+        best = np.argsort(-total, axis=None, kind="stable")[:beam_width]
+        beam, token = np.divmod(best, vocab_size)  # flat index -> (row, col)
+        beams = np.concatenate([beams[beam], token[:, None]], axis=1)
+        scores = total[beam, token]                      # (w,)
     return beams, scores
 # --8<-- [end:beam_search]
 
 
 # --8<-- [start:exhaustive_search]
 def exhaustive_search(next_log_probs, prompt, *, vocab_size, max_new_tokens):
-    """Score every one of the vocab_size ** max_new_tokens continuations; return them
-    all, best first, as (sequences, scores). Only for tiny vocabularies."""
+    """Score all vocab_size ** max_new_tokens continuations; return them,
+    best first, as (sequences, scores). Only for tiny vocabularies."""
     prompt = list(prompt)
     sequences, scores = [], []
     for new in itertools.product(range(vocab_size), repeat=max_new_tokens):
         seq = np.array(prompt + list(new))
         # The log-probability of each new token given everything before it.
-        prefixes = [seq[:len(prompt) + i] for i in range(max_new_tokens)]
-        score = sum(float(next_log_probs(p[None, :])[0, t]) for p, t in zip(prefixes, new))
+        score = sum(float(next_log_probs(seq[None, :len(prompt) + i])[0, t])
+                    for i, t in enumerate(new))
         sequences.append(seq)
         scores.append(score)
     order = np.argsort(-np.array(scores), kind="stable")

@@ -20,7 +20,6 @@ from attention.multi_head import merge_heads, split_heads
 from attention.norms import layer_norm, rms_norm
 from attention.positions import rope
 from attention.scaled_dot_product import attention
-# --8<-- [end:imports]
 
 
 def _linear(x, W, b=None):
@@ -28,8 +27,10 @@ def _linear(x, W, b=None):
 
 
 def _record(trace, **values):
+    """Keep intermediate values in ``trace`` when it is a dict."""
     if trace is not None:
         trace.update(values)
+# --8<-- [end:imports]
 
 
 # --8<-- [start:attend]
@@ -50,12 +51,14 @@ def attend(q, k, v, *, causal=True, mask=None):
 # --8<-- [start:attention_layer]
 def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
                     mask=None, positions=None, rope_base=None,
-                    rope_layout="halves", trace=None):
+                    rope_layout="halves", trace=None, attend_fn=None):
     """Project, split into heads, (rotate), attend, merge, project back.
 
     x: (batch, n, d_model). p holds attn.W_q, attn.W_k, attn.W_v, attn.W_o
     and optionally the biases attn.b_q, ... . With rope_base set, q and k
-    are rotated by their positions (n,) before attention.
+    are rotated by their positions (n,) or (batch, n) before attention.
+    attend_fn(q, k, v) -> (output, weights) replaces ``attend`` (and its
+    causal and mask): a KV cache goes there (``attention.kv_cache``).
     """
     n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
     q = _linear(x, p["attn.W_q"], p.get("attn.b_q"))
@@ -65,9 +68,15 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
     k = split_heads(k, n_kv_heads)  # (batch, n_kv_heads, n, d_head)
     v = split_heads(v, n_kv_heads)  # (batch, n_kv_heads, n, d_head)
     if rope_base is not None:
+        positions = np.asarray(positions)
+        if positions.ndim == 2:  # (batch, n): one row of positions per sequence
+            positions = positions[:, None, :]  # (batch, 1, n): for every head
         q = rope(q, positions, base=rope_base, layout=rope_layout)
         k = rope(k, positions, base=rope_base, layout=rope_layout)
-    out, weights = attend(q, k, v, causal=causal, mask=mask)
+    if attend_fn is None:
+        out, weights = attend(q, k, v, causal=causal, mask=mask)
+    else:
+        out, weights = attend_fn(q, k, v)
     heads = merge_heads(out)        # (batch, n, n_heads * d_head)
     _record(trace, q=q, k=k, v=v, weights=weights, heads=heads)
     return _linear(heads, p["attn.W_o"], p.get("attn.b_o"))
@@ -104,15 +113,17 @@ def encoder_block(x, p, *, n_heads, norm_first=False, activation="relu",
 
 
 # --8<-- [start:gpt2_block]
-def gpt2_block(x, p, config, positions, *, trace=None):
+def gpt2_block(x, p, config, positions, *, trace=None, attend_fn=None):
     """GPT-2's decoder block: pre-LN, causal attention, GELU (tanh), biases.
 
     x: (batch, n, d_model). positions are not used here: GPT-2 adds its
     learned position embeddings once, before the first block.
+    attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
     """
     eps = config.norm_eps
     h = layer_norm(x, p["norm1.weight"], p["norm1.bias"], eps=eps)
-    x_mid = x + attention_layer(h, p, n_heads=config.n_heads, trace=trace)
+    x_mid = x + attention_layer(h, p, n_heads=config.n_heads, trace=trace,
+                                attend_fn=attend_fn)
     h2 = layer_norm(x_mid, p["norm2.weight"], p["norm2.bias"], eps=eps)
     out = x_mid + mlp(h2, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
                       p["mlp.b_out"], activation="gelu_tanh")
@@ -122,18 +133,19 @@ def gpt2_block(x, p, config, positions, *, trace=None):
 
 
 # --8<-- [start:llama_block]
-def llama_block(x, p, config, positions, *, trace=None):
+def llama_block(x, p, config, positions, *, trace=None, attend_fn=None):
     """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
 
-    No biases anywhere. x: (batch, n, d_model); positions: (n,) integers,
-    the absolute positions of the n tokens (what RoPE rotates by).
+    No biases anywhere. x: (batch, n, d_model); positions: (n,) or (batch, n)
+    integers, the absolute positions of the tokens (what RoPE rotates by).
+    attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
     """
     eps = config.norm_eps
     h = rms_norm(x, p["norm1.weight"], eps=eps)
     x_mid = x + attention_layer(
         h, p, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
         positions=positions, rope_base=config.rope_base,
-        rope_layout=config.rope_layout, trace=trace)
+        rope_layout=config.rope_layout, trace=trace, attend_fn=attend_fn)
     h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
     out = x_mid + swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
     _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)

@@ -10,11 +10,11 @@ approximation that GPT-2 used); Shazeer, "GLU Variants Improve Transformer" (202
 import math
 
 import numpy as np
-# --8<-- [end:imports]
 
-# math.erf on a whole array: NumPy has no erf of its own, and SciPy is not a
-# dependency. Exact to the last bit; slow only for arrays of millions of values.
+# math.erf on a whole array: NumPy has no erf, and SciPy is not a dependency.
+# Exact to the last bit; slow only for arrays of millions of values.
 _erf = np.frompyfunc(math.erf, 1, 1)
+# --8<-- [end:imports]
 
 
 # --8<-- [start:activations]
@@ -49,6 +49,8 @@ def silu(x):
         return x / (1.0 + np.exp(-x))
 # --8<-- [end:activations]
 
+
+# --8<-- [start:mlp]
 ACTIVATIONS = {
     "relu": relu,
     "gelu": gelu,
@@ -57,7 +59,6 @@ ACTIVATIONS = {
 }
 
 
-# --8<-- [start:mlp]
 def mlp(x, W_in, b_in, W_out, b_out, *, activation="gelu"):
     """Two linear layers with an activation between them, token by token.
 

@@ -28,10 +28,69 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.blocks import gpt2_block, llama_block
+from attention.kv_cache import attend_functions, positions_for
 from attention.norms import layer_norm, rms_norm
 # --8<-- [end:imports]
 
+# --8<-- [start:checks]
 ARCHS = ("gpt2", "llama")
+SIZES = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff",
+         "max_positions")
+
+
+def _complete_and_check(c):
+    """Fill in the defaults that depend on other fields, then validate."""
+    if c.n_kv_heads is None:  # the class is frozen: set through object
+        object.__setattr__(c, "n_kv_heads", c.n_heads)
+    if c.d_ff is None:
+        object.__setattr__(c, "d_ff", 4 * c.d_model)
+    if c.arch not in ARCHS:
+        raise ValueError(f"ModelConfig: arch must be one of {ARCHS}, "
+                         f"got {c.arch!r}")
+    for name in SIZES:
+        value = getattr(c, name)
+        if (isinstance(value, bool) or not isinstance(value, int)
+                or value < 1):
+            raise ValueError(f"ModelConfig: {name} must be a positive "
+                             f"integer, got {value!r}")
+    if c.d_model % c.n_heads:
+        raise ValueError(f"ModelConfig: d_model = {c.d_model} is not "
+                         f"divisible by n_heads = {c.n_heads}")
+    if c.n_heads % c.n_kv_heads:
+        raise ValueError(f"ModelConfig: n_heads = {c.n_heads} is not "
+                         f"divisible by n_kv_heads = {c.n_kv_heads}")
+    if c.arch == "gpt2" and c.n_kv_heads != c.n_heads:
+        raise ValueError("ModelConfig: gpt2 has n_kv_heads == n_heads")
+    if c.arch == "llama" and c.d_head % 2:
+        raise ValueError(f"ModelConfig: RoPE needs an even d_head, "
+                         f"got {c.d_head}")
+    if c.rope_layout not in ("halves", "interleaved"):
+        raise ValueError("ModelConfig: rope_layout must be 'halves' or "
+                         f"'interleaved', got {c.rope_layout!r}")
+
+
+def _check_ids(config, ids, positions):
+    """token_ids and positions as arrays, or a ValueError that names them."""
+    ids = np.asarray(ids)
+    if ids.ndim not in (1, 2) or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"forward: token_ids must be integers of shape (n,) "
+                         f"or (batch, n), got dtype {ids.dtype} and shape "
+                         f"{ids.shape}")
+    if ids.size and (ids.min() < 0 or ids.max() >= config.vocab_size):
+        raise ValueError(f"forward: token ids must lie in "
+                         f"0..{config.vocab_size - 1}, "
+                         f"got {ids.min()}..{ids.max()}")
+    n = ids.shape[-1]
+    positions = np.arange(n) if positions is None else np.asarray(positions)
+    if positions.shape not in ((n,), ids.shape):
+        raise ValueError(f"forward: positions must have shape ({n},) or "
+                         f"{ids.shape}, got {positions.shape}")
+    if n and (positions.min() < 0 or positions.max() >= config.max_positions):
+        raise ValueError(f"forward: positions must lie in "
+                         f"0..{config.max_positions - 1}, "
+                         f"got {positions.min()}..{positions.max()}")
+    return ids, positions
+# --8<-- [end:checks]
 
 
 # --8<-- [start:config]
@@ -53,34 +112,10 @@ class ModelConfig:
     @property
     def d_head(self) -> int:        # size of one head
         return self.d_model // self.n_heads
-# --8<-- [end:config]
 
     def __post_init__(self):
-        # Fill in the defaults that depend on other fields (the class is frozen).
-        if self.n_kv_heads is None:
-            object.__setattr__(self, "n_kv_heads", self.n_heads)
-        if self.d_ff is None:
-            object.__setattr__(self, "d_ff", 4 * self.d_model)
-        if self.arch not in ARCHS:
-            raise ValueError(f"ModelConfig: arch must be one of {ARCHS}, got {self.arch!r}")
-        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads",
-                     "d_ff", "max_positions"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ModelConfig: {name} must be a positive integer, got {value!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"ModelConfig: d_model = {self.d_model} is not divisible by "
-                             f"n_heads = {self.n_heads}")
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"ModelConfig: n_heads = {self.n_heads} is not divisible by "
-                             f"n_kv_heads = {self.n_kv_heads}")
-        if self.arch == "gpt2" and self.n_kv_heads != self.n_heads:
-            raise ValueError("ModelConfig: gpt2 has n_kv_heads == n_heads")
-        if self.arch == "llama" and self.d_head % 2:
-            raise ValueError(f"ModelConfig: RoPE needs an even d_head, got {self.d_head}")
-        if self.rope_layout not in ("halves", "interleaved"):
-            raise ValueError("ModelConfig: rope_layout must be 'halves' or 'interleaved', "
-                             f"got {self.rope_layout!r}")
+        _complete_and_check(self)
+# --8<-- [end:config]
 
 
 # Published configurations (GPT-2: Radford et al. 2019 and the released checkpoints;
@@ -156,39 +191,24 @@ def init_params(config, rng, *, std=0.02, dtype=np.float64):
 # --8<-- [end:init_params]
 
 
-def block_params(params, i):
-    """The parameters of block i, with their short names ("attn.W_q", ...)."""
-    prefix = f"blocks.{i}."
-    return {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)}
-
-
-def _check_ids(config, ids, positions):
-    ids = np.asarray(ids)
-    if ids.ndim not in (1, 2) or not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"forward: token_ids must be integers of shape (n,) or (batch, n), "
-                         f"got dtype {ids.dtype} and shape {ids.shape}")
-    if ids.size and (ids.min() < 0 or ids.max() >= config.vocab_size):
-        raise ValueError(f"forward: token ids must lie in 0..{config.vocab_size - 1}, "
-                         f"got {ids.min()}..{ids.max()}")
-    n = ids.shape[-1]
-    positions = np.arange(n) if positions is None else np.asarray(positions)
-    if positions.shape != (n,):
-        raise ValueError(f"forward: positions must have shape ({n},), got {positions.shape}")
-    if n and (positions.min() < 0 or positions.max() >= config.max_positions):
-        raise ValueError(f"forward: positions must lie in 0..{config.max_positions - 1}, "
-                         f"got {positions.min()}..{positions.max()}")
-    return ids, positions
-
-
 # --8<-- [start:forward]
-def forward(params, config, token_ids, *, positions=None, trace=None):
+def forward(params, config, token_ids, *, positions=None, trace=None,
+            valid=None, cache=None, window=None, n_sinks=0):
     """Logits for every position: token_ids (batch, n) -> (batch, n, vocab).
 
     token_ids may also be (n,), giving (n, vocab). positions: the absolute
     positions of the n tokens, default 0..n-1. trace: a dict to receive the
     intermediate values, named like the parameters ("blocks.0.q", ...).
+    Chapter 4: valid (batch, n) marks real tokens (False on left <pad>);
+    cache: a ``KVCache`` the tokens are appended to and attend over;
+    window, n_sinks: sliding-window attention (``attention.kv_cache``).
     """
+    if positions is None and (cache is not None or valid is not None):
+        positions = positions_for(np.shape(token_ids)[-1], cache=cache,
+                                  valid=valid)
     ids, positions = _check_ids(config, token_ids, positions)
+    attend_fns = attend_functions(config.n_layers, ids.shape[-1], cache=cache,
+                                  valid=valid, window=window, n_sinks=n_sinks)
     single = ids.ndim == 1
     ids = ids[None] if single else ids                    # (batch, n)
     gpt2 = config.arch == "gpt2"
@@ -198,9 +218,12 @@ def forward(params, config, token_ids, *, positions=None, trace=None):
     block = gpt2_block if gpt2 else llama_block
     for i in range(config.n_layers):
         kept = None if trace is None else {}
-        x = block(x, block_params(params, i), config, positions, trace=kept)
+        x = block(x, block_params(params, i), config, positions, trace=kept,
+                  attend_fn=attend_fns[i])
         if trace is not None:
             trace.update({f"blocks.{i}.{k}": v for k, v in kept.items()})
+    if cache is not None:
+        cache.advance(ids.shape[-1])  # the new tokens are now in the cache
     w, eps = params["final_norm.weight"], config.norm_eps
     if gpt2:
         h = layer_norm(x, w, params["final_norm.bias"], eps=eps)
@@ -213,4 +236,11 @@ def forward(params, config, token_ids, *, positions=None, trace=None):
     if trace is not None:
         trace.update({"final_norm.in": x, "final_norm.out": h})
     return logits[0] if single else logits
+
+
+def block_params(params, i):
+    """The parameters of block i, with their short names ("attn.W_q", ...)."""
+    prefix = f"blocks.{i}."
+    return {k[len(prefix):]: v for k, v in params.items()
+            if k.startswith(prefix)}
 # --8<-- [end:forward]

@@ -11,6 +11,7 @@ import numpy as np
 # --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
 def _check_weight(fn, x, weight, bias=None):
     d = np.shape(x)[-1] if np.ndim(x) else None
     for name, w in (("weight", weight), ("bias", bias)):
@@ -18,6 +19,7 @@ def _check_weight(fn, x, weight, bias=None):
             raise ValueError(
                 f"{fn}: {name} must have shape ({d},) to match x's last axis, "
                 f"got x {np.shape(x)} and {name} {np.shape(w)}")
+# --8<-- [end:checks]
 
 
 # --8<-- [start:layer_norm]

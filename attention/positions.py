@@ -19,12 +19,17 @@ permuted inside every head (``rope_weights_to_layout``).
 import numpy as np
 # --8<-- [end:imports]
 
+
+# --8<-- [start:checks]
 LAYOUTS = ("halves", "interleaved")
 
 
 def _check_d(fn, name, d):
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2 or d % 2:
-        raise ValueError(f"{fn}: {name} must be an even integer >= 2, got {d!r}")
+    if (isinstance(d, bool) or not isinstance(d, (int, np.integer))
+            or d < 2 or d % 2):
+        raise ValueError(f"{fn}: {name} must be an even integer >= 2, "
+                         f"got {d!r}")
+# --8<-- [end:checks]
 
 
 # --8<-- [start:sinusoidal]
@@ -49,14 +54,15 @@ def sinusoidal_positions(n, d_model, base=10000.0):
 def rope_angles(positions, d_head, base=10000.0):
     """Angle of every (position, pair): positions * base ** (-2i / d_head).
 
-    positions: integers (n,). Returns (n, d_head / 2), in float64.
+    positions: integers (n,) (or (..., n): one row per sequence). Returns
+    (..., n, d_head / 2), in float64.
     """
     _check_d("rope_angles", "d_head", d_head)
     # 1 / base**(2i/d), written as Hugging Face writes it: base**(-2i/d) can
     # differ in the last bit, which position 8,000 turns into 1e-12.
     inv_freq = 1.0 / base ** (np.arange(0, d_head, 2) / d_head)  # (d_head/2,)
-    positions = np.asarray(positions, dtype=np.float64)        # (n,)
-    return positions[:, None] * inv_freq[None, :]              # (n, d_head/2)
+    positions = np.asarray(positions, dtype=np.float64)        # (..., n)
+    return positions[..., None] * inv_freq            # (..., n, d_head/2)
 # --8<-- [end:rope_angles]
 
 
@@ -64,7 +70,8 @@ def rope_angles(positions, d_head, base=10000.0):
 def rope(x, positions, *, base=10000.0, layout="halves"):
     """Rotate each pair of features of x by its position's angle (RoPE).
 
-    x: (..., n, d_head), queries or keys; positions: integers (n,).
+    x: (..., n, d_head), queries or keys; positions: integers (n,), or a
+    shape that broadcasts against x.shape[:-1] (a row per sequence).
     layout "halves": pair i = features (i, i + d_head/2) (Hugging Face);
     layout "interleaved": pair i = features (2i, 2i + 1) (GPT-J, Meta).
     Returns an array of x's shape and dtype.
@@ -73,11 +80,17 @@ def rope(x, positions, *, base=10000.0, layout="halves"):
     if layout not in LAYOUTS:
         raise ValueError(
             f"rope: layout must be one of {LAYOUTS}, got {layout!r}")
-    if x.ndim < 2 or np.shape(positions) != (x.shape[-2],):
+    p_shape = np.shape(positions)
+    try:
+        fits = (x.ndim >= 2 and len(p_shape) >= 1 and p_shape[-1] == x.shape[-2]
+                and np.broadcast_shapes(p_shape, x.shape[:-1]) == x.shape[:-1])
+    except ValueError:  # shapes that do not broadcast at all
+        fits = False
+    if not fits:
         raise ValueError(
-            f"rope: x must be (..., n, d_head) and positions (n,), got x "
-            f"{x.shape} and positions {np.shape(positions)}")
-    angles = rope_angles(positions, x.shape[-1], base)  # (n, d_head/2)
+            f"rope: x must be (..., n, d_head) and positions (n,) or broadcast "
+            f"to x.shape[:-1], got x {x.shape} and positions {p_shape}")
+    angles = rope_angles(positions, x.shape[-1], base)  # (..., n, d_head/2)
     cos = np.cos(angles).astype(x.dtype, copy=False)
     sin = np.sin(angles).astype(x.dtype, copy=False)
     if layout == "halves":

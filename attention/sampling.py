@@ -23,20 +23,24 @@ from attention.softmax import softmax
 # --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
 def _check_logits(fn, logits):
     logits = np.asarray(logits)
     if logits.ndim < 1 or logits.shape[-1] < 1:
-        raise ValueError(f"{fn}: logits must have shape (..., vocab_size), got {logits.shape}")
+        raise ValueError(f"{fn}: logits must have shape (..., vocab_size), "
+                         f"got {logits.shape}")
     if not np.issubdtype(logits.dtype, np.floating):
         logits = logits.astype(np.float64)
     return logits
 
 
 def _check_keep(fn, min_tokens_to_keep):
-    if (isinstance(min_tokens_to_keep, bool) or not isinstance(min_tokens_to_keep, (int, np.integer))
-            or min_tokens_to_keep < 1):
-        raise ValueError(f"{fn}: min_tokens_to_keep must be a positive integer, "
-                         f"got {min_tokens_to_keep!r}")
+    keep = min_tokens_to_keep
+    if (isinstance(keep, bool) or not isinstance(keep, (int, np.integer))
+            or keep < 1):
+        raise ValueError(f"{fn}: min_tokens_to_keep must be a positive "
+                         f"integer, got {keep!r}")
+# --8<-- [end:checks]
 
 
 # --8<-- [start:temperature]
@@ -48,26 +52,27 @@ def apply_temperature(logits, temperature):
     """
     logits = _check_logits("apply_temperature", logits)
     if not temperature > 0:
-        raise ValueError(f"apply_temperature: temperature must be > 0, got {temperature!r} "
-                         f"(temperature 0 means greedy: take the argmax)")
+        raise ValueError(f"apply_temperature: temperature must be > 0, got "
+                         f"{temperature!r} (0 means greedy: the argmax)")
     return logits / temperature
 # --8<-- [end:temperature]
 
 
 # --8<-- [start:probabilities]
 def probabilities(logits):
-    """Softmax over the vocabulary; -inf (filtered) tokens get probability exactly 0."""
+    """Softmax over the vocabulary; -inf (filtered) tokens get probability 0."""
     return softmax(_check_logits("probabilities", logits), axis=-1)
 # --8<-- [end:probabilities]
 
 
 # --8<-- [start:top_k]
 def filter_top_k(logits, k, *, min_tokens_to_keep=1):
-    """Keep the k largest logits (and every token tied with the k-th); -inf elsewhere."""
+    """Keep the k largest logits (and any tied with the k-th); -inf else."""
     logits = _check_logits("filter_top_k", logits)
     _check_keep("filter_top_k", min_tokens_to_keep)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"filter_top_k: k must be a positive integer, got {k!r}")
+        raise ValueError(f"filter_top_k: k must be a positive integer, "
+                         f"got {k!r}")
     k = min(max(k, min_tokens_to_keep), logits.shape[-1])
     # The k-th largest value of each row: np.partition puts it at index -k.
     kth = np.partition(logits, -k, axis=-1)[..., -k:-k + 1 or None]  # (..., 1)
@@ -77,12 +82,12 @@ def filter_top_k(logits, k, *, min_tokens_to_keep=1):
 
 # --8<-- [start:top_p]
 def filter_top_p(logits, p, *, min_tokens_to_keep=1):
-    """Nucleus filter: keep the most likely tokens whose probabilities sum to at least p.
+    """Nucleus filter: the fewest most likely tokens whose probabilities
+    add up to at least p.
 
-    Hugging Face's rule, from the unlikely end: sort ascending, and remove every token
-    whose cumulative probability (itself included) is <= 1 - p. What is left is the
-    smallest set of most likely tokens whose total reaches p. The last
-    ``min_tokens_to_keep`` tokens of the order are always kept.
+    Hugging Face's rule, from the unlikely end: sort ascending, and remove
+    every token whose cumulative probability (itself included) is <= 1 - p.
+    The last ``min_tokens_to_keep`` tokens of the order are always kept.
     """
     logits = _check_logits("filter_top_p", logits)
     _check_keep("filter_top_p", min_tokens_to_keep)
@@ -94,7 +99,7 @@ def filter_top_p(logits, p, *, min_tokens_to_keep=1):
     remove_sorted = cumulative <= 1 - p  # (..., vocab) in sorted order
     remove_sorted[..., -min_tokens_to_keep:] = False  # the most likely are kept
     remove = np.empty_like(remove_sorted)
-    np.put_along_axis(remove, order, remove_sorted, axis=-1)  # back to vocab order
+    np.put_along_axis(remove, order, remove_sorted, axis=-1)  # vocab order
     return np.where(remove, -np.inf, logits)
 # --8<-- [end:top_p]
 
@@ -109,28 +114,29 @@ def filter_min_p(logits, p, *, min_tokens_to_keep=1):
     probs = softmax(logits, axis=-1)  # (..., vocab)
     remove = probs < p * probs.max(axis=-1, keepdims=True)
     k = min(min_tokens_to_keep, logits.shape[-1])
-    top = np.argsort(probs, axis=-1, kind="stable")[..., -k:]  # (..., k) most likely
+    top = np.argsort(probs, axis=-1, kind="stable")[..., -k:]  # (..., k)
     np.put_along_axis(remove, top, False, axis=-1)
     return np.where(remove, -np.inf, logits)
 # --8<-- [end:min_p]
 
 
 # --8<-- [start:process_logits]
-def process_logits(logits, *, temperature=1.0, top_k=None, top_p=None, min_p=None,
-                   min_tokens_to_keep=1):
-    """Temperature, then top-k, top-p and min-p, in the order ``generate()`` uses.
+def process_logits(logits, *, temperature=1.0, top_k=None, top_p=None,
+                   min_p=None, min_tokens_to_keep=1):
+    """Temperature, then top-k, top-p and min-p, as ``generate()`` orders them.
 
     A setting left at None (or temperature 1, top_p 1) leaves the logits alone.
     """
     logits = _check_logits("process_logits", logits)
+    keep = min_tokens_to_keep
     if temperature != 1.0:
         logits = apply_temperature(logits, temperature)
     if top_k is not None:
-        logits = filter_top_k(logits, top_k, min_tokens_to_keep=min_tokens_to_keep)
+        logits = filter_top_k(logits, top_k, min_tokens_to_keep=keep)
     if top_p is not None and top_p < 1.0:
-        logits = filter_top_p(logits, top_p, min_tokens_to_keep=min_tokens_to_keep)
+        logits = filter_top_p(logits, top_p, min_tokens_to_keep=keep)
     if min_p is not None:
-        logits = filter_min_p(logits, min_p, min_tokens_to_keep=min_tokens_to_keep)
+        logits = filter_min_p(logits, min_p, min_tokens_to_keep=keep)
     return logits
 # --8<-- [end:process_logits]
 
@@ -138,25 +144,26 @@ def process_logits(logits, *, temperature=1.0, top_k=None, top_p=None, min_p=Non
 # --8<-- [start:sample_next]
 def sample_next(logits, rng=None, *, temperature=1.0, top_k=None, top_p=None,
                 min_p=None):
-    """Choose one token per row of logits (..., vocab_size) -> (...) integer ids.
+    """One token per row of logits (..., vocab_size) -> (...) integer ids.
 
-    temperature=0 is greedy decoding: the argmax, no randomness (ties: lowest id, as
-    ``argmax`` does in NumPy and PyTorch). Otherwise draw from the filtered
-    distribution with ``rng``, a seeded ``np.random.Generator``: the same seed gives
-    the same tokens.
+    temperature=0 is greedy decoding: the argmax, no randomness (ties: the
+    lowest id, as NumPy's and PyTorch's argmax). Otherwise draw from the
+    filtered distribution with ``rng``, a seeded ``np.random.Generator``:
+    the same seed gives the same tokens.
     """
     logits = _check_logits("sample_next", logits)
     if temperature == 0:
         return np.argmax(logits, axis=-1)
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"sample_next: sampling needs rng, a np.random.Generator, "
-                        f"got {type(rng).__name__}")
-    probs = probabilities(process_logits(logits, temperature=temperature, top_k=top_k,
-                                         top_p=top_p, min_p=min_p))
+        raise TypeError(f"sample_next: sampling needs rng, a "
+                        f"np.random.Generator, got {type(rng).__name__}")
+    probs = probabilities(process_logits(
+        logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p))
     # Inverse transform: the first token whose cumulative probability passes u.
     cumulative = np.cumsum(probs, axis=-1)  # (..., vocab)
     u = rng.random(size=probs.shape[:-1] + (1,))  # (..., 1)
     ids = np.sum(cumulative <= u * cumulative[..., -1:], axis=-1)  # (...)
     # Guard against rounding landing on a zero-probability token at the end.
-    return np.minimum(ids, np.argmax(cumulative >= cumulative[..., -1:], axis=-1))
+    last = np.argmax(cumulative >= cumulative[..., -1:], axis=-1)
+    return np.minimum(ids, last)
 # --8<-- [end:sample_next]

@@ -17,11 +17,12 @@ from attention.practice import (check_merge, check_running_max_and_sum,
 
 # --8<-- [start:ex1-starter]
 def running_max_and_sum(blocks):
-    """One pass over blocks of a row of scores: (m, l), m = max, l = sum of exp(score - m)."""
+    """One pass over the blocks of a row of scores s: (m, l), with m = max(s)
+    and l = sum(exp(s - m))."""
     m, l = -math.inf, 0.0
     for block in blocks:
         m_new = max(m, float(np.max(block)))
-        # Your code: l was summed relative to m; move it onto m_new before adding.
+        # Your code: l was summed relative to m; move it onto m_new first.
         l = l + float(np.sum(np.exp(block - m_new)))
         m = m_new
     return m, l
@@ -30,7 +31,8 @@ def running_max_and_sum(blocks):
 
 # --8<-- [start:ex1-solution]
 def running_max_and_sum(blocks):
-    """One pass over blocks of a row of scores: (m, l), m = max, l = sum of exp(score - m)."""
+    """One pass over the blocks of a row of scores s: (m, l), with m = max(s)
+    and l = sum(exp(s - m))."""
     m, l = -math.inf, 0.0
     for block in blocks:
         m_new = max(m, float(np.max(block)))
@@ -44,8 +46,9 @@ def running_max_and_sum(blocks):
 def merge(o1, m1, l1, o2, m2, l2):
     """Attention over all keys from attention over two halves of them.
 
-    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's largest score in
-    half i; l_i (n_q,): each row's sum of exp(score - m_i) over half i.
+    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's
+    largest score in half i; l_i (n_q,): each row's sum of exp(score - m_i)
+    over half i.
     """
     # Your code: the halves do not count equally.
     return (o1 + o2) / 2
@@ -56,8 +59,9 @@ def merge(o1, m1, l1, o2, m2, l2):
 def merge(o1, m1, l1, o2, m2, l2):
     """Attention over all keys from attention over two halves of them.
 
-    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's largest score in
-    half i; l_i (n_q,): each row's sum of exp(score - m_i) over half i.
+    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's
+    largest score in half i; l_i (n_q,): each row's sum of exp(score - m_i)
+    over half i.
     """
     m = np.maximum(m1, m2)  # (n_q,) the common maximum
     w1 = l1 * np.exp(m1 - m)  # (n_q,) half 1's softmax mass, relative to m
@@ -68,7 +72,8 @@ def merge(o1, m1, l1, o2, m2, l2):
 
 # --8<-- [start:ex3-starter]
 def tile_kind(q0, q1, k0, k1, n_q, n_k):
-    """Causal mask over queries q0..q1-1 and keys k0..k1-1: "skip", "full" or "diagonal"."""
+    """Causal mask over queries q0..q1-1, keys k0..k1-1: "skip", "full" or
+    "diagonal"."""
     first, last = q0, q1 - 1  # positions of the tile's first and last query
     # Your code: is that where the queries sit when n_q != n_k?
     if k0 > last:
@@ -81,7 +86,8 @@ def tile_kind(q0, q1, k0, k1, n_q, n_k):
 
 # --8<-- [start:ex3-solution]
 def tile_kind(q0, q1, k0, k1, n_q, n_k):
-    """Causal mask over queries q0..q1-1 and keys k0..k1-1: "skip", "full" or "diagonal"."""
+    """Causal mask over queries q0..q1-1, keys k0..k1-1: "skip", "full" or
+    "diagonal"."""
     offset = n_k - n_q  # bottom-right: query i sits at position n_k - n_q + i
     first, last = offset + q0, offset + q1 - 1
     if k0 > last:
@@ -106,7 +112,7 @@ def tile_attention(q_tile, k, v, q0, block):
     acc = np.zeros((b_q, v.shape[1]))  # (b_q, d_v) running sum of exp(s - m) v
     # Your code: stop after the last block that the tile's last query can see.
     for k0 in range(0, k.shape[0], block):
-        s = q_tile @ k[k0:k0 + block].T / math.sqrt(q_tile.shape[1])  # (b_q, b_k)
+        s = q_tile @ k[k0:k0 + block].T / math.sqrt(q_tile.shape[1])  # (b_q, b)
         # Your code: a score of -inf for the keys after each query's position.
         m_new = np.maximum(m, s.max(axis=1))  # (b_q,)
         alpha = np.exp(m - m_new)  # (b_q,)

@@ -22,6 +22,12 @@ CHAPTERS = {
         3: (practice.check_tile_kind, "tile_kind"),
         4: (practice.check_tile_attention, "tile_attention"),
     },
+    "ch04.py": {
+        1: (practice.check_top_p_filter, "top_p_filter"),
+        2: (practice.check_decode_step, "decode_step"),
+        3: (practice.check_kv_cache_size, "kv_cache_size"),
+        4: (practice.check_window_cache_step, "window_cache_step"),
+    },
 }
 CASES = [(file, number) for file, table in CHAPTERS.items() for number in table]
 

@@ -9,3 +9,9 @@ from attention.practice.chapter5 import (check_merge, check_running_max_and_sum,
                                          check_tile_attention, check_tile_kind)
 
 __all__ += ["check_running_max_and_sum", "check_merge", "check_tile_kind", "check_tile_attention"]
+
+from attention.practice.ch04 import (check_decode_step, check_kv_cache_size,  # noqa: E402
+                                     check_top_p_filter, check_window_cache_step)
+
+__all__ += ["check_top_p_filter", "check_decode_step", "check_kv_cache_size",
+            "check_window_cache_step"]

@@ -39,7 +39,7 @@ from attention.practice import (check_attention_weights, check_multi_head_scale,
 
 # %% snippet="exercises/chapter02.py:ex1-starter"
 def attention_weights(Q, K, scaled=True):
-    """softmax(Q Kᵀ / √d_k) for each query's row; softmax(Q Kᵀ) when scaled is False."""
+    """softmax(Q Kᵀ / √d_k), row by row; softmax(Q Kᵀ) if scaled is False."""
     scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
     # Your code: divide the scores by √d_k when `scaled` is True.
     return softmax(scores, axis=-1)
@@ -54,14 +54,14 @@ check_attention_weights(attention_weights)
 #
 # ```python
 # def attention_weights(Q, K, scaled=True):
-#     """softmax(Q Kᵀ / √d_k) for each query's row; softmax(Q Kᵀ) when scaled is False."""
+#     """softmax(Q Kᵀ / √d_k), row by row; softmax(Q Kᵀ) if scaled is False."""
 #     scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
 #     if scaled:
 #         scores = scores / math.sqrt(Q.shape[-1])
 #     return softmax(scores, axis=-1)
 #
 #
-# # How peaked are the rows at d_k = 16? 1,000 trials of 8 random queries and keys.
+# # How peaked are the rows at d_k = 16? 1,000 trials of 8 queries and keys.
 # rng = np.random.default_rng(0)
 # Q16 = rng.normal(size=(1000, 8, 16))
 # K16 = rng.normal(size=(1000, 8, 16))
@@ -125,7 +125,7 @@ check_padding_mask(make_padding_mask)
 
 # %% snippet="exercises/chapter02.py:ex3-starter"
 def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
-    """True if self-attention of the permuted tokens gives the permuted outputs."""
+    """True if attention of the permuted tokens gives the permuted outputs."""
     out = self_attention(X, W_q, W_k, W_v, causal=causal)
     out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
     # Your code: compare out_perm with the right rearrangement of out.
@@ -141,7 +141,7 @@ check_permutation_test(is_permutation_equivariant)
 #
 # ```python
 # def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
-#     """True if self-attention of the permuted tokens gives the permuted outputs."""
+#     """True if attention of the permuted tokens gives the permuted outputs."""
 #     out = self_attention(X, W_q, W_k, W_v, causal=causal)
 #     out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
 #     # Row i of out_perm belongs to the token that was at position perm[i].
@@ -159,12 +159,15 @@ check_permutation_test(is_permutation_equivariant)
 
 # %% snippet="exercises/chapter02.py:ex4-starter"
 def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
-    """Multi-head self-attention of x (n, d_model). One line has a bug: find it."""
+    """Multi-head self-attention of x (n, d_model). One line has a bug."""
     n, d_model = x.shape
     d_head = d_model // n_heads
-    q = (x @ W_q).reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (h, n, d_head)
-    k = (x @ W_k).reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (h, n, d_head)
-    v = (x @ W_v).reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (h, n, d_head)
+    q = (x @ W_q).reshape(n, n_heads, d_head)  # (n, h, d_head)
+    q = q.transpose(1, 0, 2)  # (h, n, d_head)
+    k = (x @ W_k).reshape(n, n_heads, d_head)  # (n, h, d_head)
+    k = k.transpose(1, 0, 2)  # (h, n, d_head)
+    v = (x @ W_v).reshape(n, n_heads, d_head)  # (n, h, d_head)
+    v = v.transpose(1, 0, 2)  # (h, n, d_head)
     scores = q @ k.transpose(0, 2, 1) / math.sqrt(d_model)  # (h, n, n)
     out = softmax(scores, axis=-1) @ v  # (h, n, d_head)
     out = out.transpose(1, 0, 2).reshape(n, d_model)  # (n, d_model)
@@ -182,10 +185,13 @@ check_multi_head_scale(multi_head)
 #     """Multi-head self-attention of x (n, d_model)."""
 #     n, d_model = x.shape
 #     d_head = d_model // n_heads
-#     q = (x @ W_q).reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (h, n, d_head)
-#     k = (x @ W_k).reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (h, n, d_head)
-#     v = (x @ W_v).reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (h, n, d_head)
-#     # Each head compares vectors of length d_head, so that is the length to scale by.
+#     q = (x @ W_q).reshape(n, n_heads, d_head)  # (n, h, d_head)
+#     q = q.transpose(1, 0, 2)  # (h, n, d_head)
+#     k = (x @ W_k).reshape(n, n_heads, d_head)  # (n, h, d_head)
+#     k = k.transpose(1, 0, 2)  # (h, n, d_head)
+#     v = (x @ W_v).reshape(n, n_heads, d_head)  # (n, h, d_head)
+#     v = v.transpose(1, 0, 2)  # (h, n, d_head)
+#     # Each head compares vectors of length d_head: scale by that length.
 #     scores = q @ k.transpose(0, 2, 1) / math.sqrt(d_head)  # (h, n, n)
 #     out = softmax(scores, axis=-1) @ v  # (h, n, d_head)
 #     out = out.transpose(1, 0, 2).reshape(n, d_model)  # (n, d_model)

@@ -1,0 +1,177 @@
+"""Self-checks for the practice exercises of chapter 4 (how LLMs generate text).
+
+Each check calls the reader's function on data of its own, prints a one-line verdict
+("✓ Correct: ..." or "✗ Not yet: ..." saying concretely what is wrong) and returns True
+or False. A check never raises because an answer is wrong, so a page can run an unsolved
+starter and show the check's message.
+"""
+
+import numpy as np
+
+from attention.kv_cache import kv_cache_bytes, sliding_window_mask
+from attention.practice.verdict import call, verdict
+from attention.sampling import filter_top_p, probabilities
+from attention.scaled_dot_product import attention
+
+
+def _array(got, shape, what):
+    """got as a float array of `shape`, or a failure line."""
+    try:
+        a = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None, f"{what} should be an array of shape {shape}, got {type(got).__name__}"
+    if a.shape != shape:
+        return None, f"{what} should have shape {shape}, got {a.shape}"
+    return a, None
+
+
+# Exercise 1 ---------------------------------------------------------------------------
+
+def check_top_p_filter(your_function):
+    """Exercise 1: your_function(logits, p) keeps the nucleus, -inf elsewhere."""
+    rng = np.random.default_rng(4)
+    cases = [(rng.normal(size=10) * 2, p) for p in (0.5, 0.8, 0.95)]
+    # Four equal logits: probabilities exactly 1/4, and 2 of them reach p = 0.5 exactly.
+    # p = 0 must still keep the most likely token.
+    cases += [(np.zeros(4), 0.5), (rng.normal(size=6), 0.0)]
+    for logits, p in cases:
+        got, problem = call(your_function, logits.copy(), p)
+        if problem:
+            return verdict(False, problem)
+        got, problem = _array(got, logits.shape, "the filtered logits")
+        if problem:
+            return verdict(False, problem)
+        probs = probabilities(logits)
+        kept, n_want = np.isfinite(got), int(np.isfinite(filter_top_p(logits, p)).sum())
+        most_likely = kept.all() or not kept.any() or probs[kept].min() >= probs[~kept].max()
+        if kept.sum() != n_want or not most_likely:
+            rank = np.argsort(np.argsort(-logits, kind="stable"), kind="stable") + 1
+            return verdict(False, f"with p = {p} you keep {kept.sum()} tokens (ranks "
+                                  f"{sorted(rank[kept].tolist())}, mass "
+                                  f"{probs[kept].sum():.3f}); the nucleus is the {n_want} "
+                                  f"most likely, the fewest whose mass reaches p "
+                                  f"(at least one)")
+        if not np.array_equal(got[kept], logits[kept]):
+            return verdict(False, "the kept tokens should keep their logits unchanged "
+                                  "(renormalising is softmax's job)")
+    return verdict(True, "the nucleus is the fewest most likely tokens whose "
+                         "probabilities reach p, the token that crosses p included.")
+
+
+# Exercise 2 ---------------------------------------------------------------------------
+
+def check_decode_step(your_function):
+    """Exercise 2: your_function(q, k, v, k_cache, v_cache) -> (out, k_cache, v_cache)."""
+    rng = np.random.default_rng(6)
+    n_heads, n, d = 2, 5, 4
+    q_all, k_all, v_all = (rng.normal(size=(n_heads, n + 1, d)) for _ in range(3))
+    want = attention(q_all, k_all, v_all, causal=True)[:, -1:]  # (n_heads, 1, d)
+    args = (q_all[:, -1:], k_all[:, -1:], v_all[:, -1:], k_all[:, :-1], v_all[:, :-1])
+    got, problem = call(your_function, *(a.copy() for a in args))
+    if problem:
+        return verdict(False, problem)
+    try:
+        out, k_cache, v_cache = got
+    except (TypeError, ValueError):
+        return verdict(False, f"return three things (out, k_cache, v_cache), got {got!r:.60}")
+    out, problem = _array(out, (n_heads, 1, d), "out")
+    if problem:
+        return verdict(False, problem)
+    if not np.allclose(out, want, atol=1e-12):
+        seen = [j for j in range(1, n + 2)
+                if np.allclose(out, attention(q_all[:, -1:], k_all[:, :j], v_all[:, :j]))]
+        if seen:
+            return verdict(False, f"your new token attended to the first {seen[0]} of the "
+                                  f"{n + 1} keys; it should see all {n + 1}: the {n} "
+                                  f"cached ones and its own")
+        return verdict(False, "out differs from the last row of causal attention over "
+                              "all six tokens (is the scale 1/sqrt(d_head)?)")
+    for name, cache, full in (("k_cache", k_cache, k_all), ("v_cache", v_cache, v_all)):
+        cache, problem = _array(cache, (n_heads, n + 1, d), f"the returned {name}")
+        if problem:
+            return verdict(False, problem + " (the old cache plus the new token)")
+        if not np.array_equal(cache, full):
+            return verdict(False, f"the returned {name} should be the old cache with the "
+                                  f"new token appended at the end, in order")
+    return verdict(True, "one new query against the cached keys plus its own gives "
+                         "the same output as recomputing the whole sequence.")
+
+
+# Exercise 3 ---------------------------------------------------------------------------
+
+def check_kv_cache_size(your_function):
+    """Exercise 3: your_function(config, n_tokens, bytes_per_value) -> bytes."""
+    from types import SimpleNamespace
+
+    configs = {  # name: (n_layers, n_heads, n_kv_heads, d_model)
+        "Llama 3 8B": (32, 32, 8, 4096),
+        "Llama 3 70B": (80, 64, 8, 8192),
+        "GPT-2 small": (12, 12, 12, 768),
+    }
+    for name, (n_layers, n_heads, n_kv_heads, d_model) in configs.items():
+        config = SimpleNamespace(n_layers=n_layers, n_heads=n_heads,
+                                 n_kv_heads=n_kv_heads, d_model=d_model)
+        for n_tokens, bpv in ((8192, 2), (1, 4)):
+            want = kv_cache_bytes(n_layers, n_kv_heads, d_model // n_heads, n_tokens,
+                                  bytes_per_value=bpv)
+            got, problem = call(your_function, config, n_tokens, bpv)
+            if problem:
+                return verdict(False, problem)
+            if not isinstance(got, (int, float, np.integer, np.floating)):
+                return verdict(False, f"return a number of bytes, got {type(got).__name__}")
+            if got != want:
+                ratio = got / want
+                hint = {0.5: "half of it: the cache keeps keys AND values",
+                        float(n_heads // n_kv_heads): "as if every query head had its own "
+                                                      "key/value head: use n_kv_heads",
+                        float(n_heads): "d_model per head? each head stores d_head values",
+                        1.0 / n_layers: "every layer has its own cache"}.get(ratio, "")
+                return verdict(False, f"{name}, {n_tokens} tokens, {bpv} bytes per value: "
+                                      f"{want:,} bytes, you said {got:,.0f}"
+                                      + (f" ({hint})" if hint else ""))
+    return verdict(True, "2 x layers x kv heads x d_head x bytes per token: Llama 3 8B "
+                         "in bf16 keeps 128 KiB per token, 1 GiB at 8,192 tokens.")
+
+
+# Exercise 4 ---------------------------------------------------------------------------
+
+def check_window_cache_step(your_function):
+    """Exercise 4: a rolling cache under a sliding window, fed in chunks."""
+    rng = np.random.default_rng(8)
+    n, d, window, chunk = 11, 4, 4, 3
+    q, k, v = (rng.normal(size=(n, d)) for _ in range(3))
+    want = attention(q, k, v, mask=sliding_window_mask(n, window))  # (n, d)
+    k_kept, v_kept = k[:0], v[:0]
+    for start in range(0, n, chunk):
+        stop = min(start + chunk, n)
+        got, problem = call(your_function, k_kept.copy(), v_kept.copy(),
+                            k[start:stop].copy(), v[start:stop].copy(), window)
+        if problem:
+            return verdict(False, problem)
+        try:
+            keys, values, k_kept, v_kept = (np.asarray(a, dtype=np.float64) for a in got)
+        except (TypeError, ValueError):
+            return verdict(False, "return four arrays (keys, values, k_kept, v_kept)")
+        if keys.ndim != 2 or keys.shape != values.shape or k_kept.ndim != 2 \
+                or k_kept.shape != v_kept.shape:
+            return verdict(False, f"keys/values and k_kept/v_kept should be (m, {d}) "
+                                  f"arrays in pairs, got {keys.shape}, {values.shape}, "
+                                  f"{k_kept.shape}, {v_kept.shape}")
+        # The keys hold the latest positions up to the chunk's last: stop - m .. stop - 1.
+        key_pos = np.arange(stop - len(keys), stop)
+        q_pos = np.arange(start, stop)
+        mask = (key_pos[None] <= q_pos[:, None]) & (q_pos[:, None] - key_pos[None] < window)
+        out = attention(q[start:stop], keys, values, mask=mask)
+        if not np.allclose(out, want[start:stop], atol=1e-12):
+            needed = window + (stop - start) - 1
+            return verdict(False, f"the chunk of queries {start}..{stop - 1} attended to "
+                                  f"{len(keys)} keys; its first query reaches back to "
+                                  f"position {max(start - window + 1, 0)}, so it needs the "
+                                  f"last {min(needed, stop)} (window + chunk - 1)")
+        if len(k_kept) > window - 1:
+            return verdict(False, f"after position {stop - 1} you keep {len(k_kept)} keys; "
+                                  f"later queries can only ever see the last "
+                                  f"window - 1 = {window - 1} of them")
+    return verdict(True, f"chunks of {chunk} under a window of {window}: each chunk sees "
+                         f"window + chunk - 1 = {window + chunk - 1} keys, the cache keeps "
+                         f"{window - 1}, and the output equals the banded full attention.")
