@@ -28,6 +28,12 @@ CHAPTERS = {
         3: (practice.check_kv_cache_size, "kv_cache_size"),
         4: (practice.check_window_cache_step, "window_cache_step"),
     },
+    "ch06.py": {
+        1: (practice.check_softmax_vjp, "softmax_vjp"),
+        2: (practice.check_dv_and_dq, "dv_and_dq"),
+        3: (practice.check_numerical_gradient, "numerical_gradient"),
+        4: (practice.check_fixed_backward, "causal_attention_backward"),
+    },
 }
 CASES = [(file, number) for file, table in CHAPTERS.items() for number in table]
 

@@ -88,7 +88,8 @@ def attention_layer_backward(config, d_out, h, t, p, positions, g):
     dq, dk, dv = attention_backward(  # GQA: dk, dv summed over each group
         d_o, t["q"], t["k"], t["v"], causal=True, weights=t["weights"])
     if not gpt2:  # undo RoPE: rotating by -θ is the transpose of θ
-        dq, dk = (rope(d, -positions, base=config.rope_base,
+        angle = -positions if positions.ndim == 1 else -positions[:, None, :]
+        dq, dk = (rope(d, angle, base=config.rope_base,
                        layout=config.rope_layout) for d in (dq, dk))
     dh = np.zeros_like(h)  # (batch, n, d_model)
     for name, d in (("q", dq), ("k", dk), ("v", dv)):
@@ -110,8 +111,9 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     """∂L/∂(every parameter) from d_logits = ∂L/∂logits and the trace that
     ``forward(params, config, token_ids, trace=trace)`` filled.
 
-    token_ids (batch, n) or (n,); d_logits shaped like the logits. Returns
-    a dict with the names and shapes of ``params``.
+    token_ids (batch, n) or (n,); d_logits shaped like the logits;
+    positions: the forward's, if it was given any. Returns a dict with the
+    names and shapes of ``params``.
     """
     ids = np.asarray(token_ids)
     if ids.ndim == 1:  # one sequence: a batch of one
@@ -125,8 +127,9 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
         raise ValueError("model_backward: trace must be the dict that "
                          "forward(params, config, token_ids, trace=trace) "
                          "filled, for these token_ids")
-    if positions is None:  # as the forward: 0 .. n - 1
-        positions = np.arange(ids.shape[-1])
+    # the forward's positions: (n,) or (batch, n); by default 0 .. n - 1
+    positions = np.arange(ids.shape[-1]) if positions is None else (
+        np.asarray(positions))
     grads = {}
     # logits = h @ W_head, with W_head = embed.tokensᵀ when tied
     tied = config.tie_embeddings
@@ -157,7 +160,8 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     grads["embed.tokens"] = d_tokens + dW_head.T if tied else d_tokens
     if config.arch == "gpt2":
         d_pos = np.zeros_like(params["embed.positions"])
-        np.add.at(d_pos, positions, dx.sum(axis=0))  # every sequence adds
+        rows = np.broadcast_to(positions, ids.shape).reshape(-1)  # (tokens,)
+        np.add.at(d_pos, rows, dx.reshape(-1, dx.shape[-1]))  # repeats add
         grads["embed.positions"] = d_pos
     return {name: grads[name] for name in params}  # the parameters' order
 

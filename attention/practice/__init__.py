@@ -15,3 +15,9 @@ from attention.practice.ch04 import (check_decode_step, check_kv_cache_size,  # 
 
 __all__ += ["check_top_p_filter", "check_decode_step", "check_kv_cache_size",
             "check_window_cache_step"]
+
+from attention.practice.ch06 import (check_dv_and_dq, check_fixed_backward,  # noqa: E402
+                                     check_numerical_gradient, check_softmax_vjp)
+
+__all__ += ["check_softmax_vjp", "check_dv_and_dq", "check_numerical_gradient",
+            "check_fixed_backward"]

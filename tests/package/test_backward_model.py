@@ -11,17 +11,18 @@ import torch.nn.functional as F
 from attention.backward import gradient_check
 from attention.backward.model import embedding_backward, loss_and_grads, model_backward
 from attention.checkpoints import config_from_hf, from_hf_state_dict
-from attention.loss import cross_entropy
+from attention.loss import cross_entropy, cross_entropy_backward
 from attention.model import ModelConfig, forward, init_params
 from tests.package.test_model import VOCAB, gpt2_reference, llama_reference
 
 TOL = 1e-10
 
 
-def hf_gradients(model, config, ids, targets):
+def hf_gradients(model, config, ids, targets, positions=None):
     """Loss and every parameter's gradient through Hugging Face, in our names."""
     model.zero_grad()
-    logits = model(torch.tensor(ids)).logits  # (batch, n, vocab)
+    position_ids = None if positions is None else torch.tensor(positions)
+    logits = model(torch.tensor(ids), position_ids=position_ids).logits  # (batch, n, V)
     loss = F.cross_entropy(logits.reshape(-1, VOCAB), torch.tensor(targets).reshape(-1),
                            ignore_index=-100)
     loss.backward()
@@ -54,6 +55,25 @@ def test_every_gradient_equals_autograd_through_hugging_face(build):
         assert np.max(np.abs(grads[name] - hf_grads[name])) <= TOL, name
     # every parameter learns something: no gradient silently left at zero
     assert all(np.any(g != 0) for g in grads.values())
+
+
+@pytest.mark.parametrize("build", [gpt2_reference, llama_reference], ids=["gpt2", "llama-gqa"])
+def test_positions_per_sequence(build):
+    """Positions (batch, n), as chapter 4's left-padded batches use them."""
+    model = build(seed=7)
+    config = config_from_hf(model.config)
+    params = from_hf_state_dict({k: v.detach().numpy() for k, v in model.state_dict().items()},
+                                config)
+    rng = np.random.default_rng(8)
+    ids, targets = rng.integers(0, VOCAB, size=(2, 7)), rng.integers(0, VOCAB, size=(2, 7))
+    positions = np.array([np.arange(7), np.arange(7) + 20])  # the second starts at 20
+    trace = {}
+    logits = forward(params, config, ids, positions=positions, trace=trace)
+    grads = model_backward(params, config, ids, cross_entropy_backward(logits, targets), trace,
+                           positions=positions)
+    _, hf_grads = hf_gradients(model, config, ids, targets, positions)
+    for name in params:
+        assert np.max(np.abs(grads[name] - hf_grads[name])) <= TOL, name
 
 
 def test_untied_head_and_unused_positions():
