@@ -25,6 +25,16 @@ NumPy releases the GIL inside matrix products and inside ufuncs such as ``np.exp
 large arrays, so the threads really run in parallel: this matters because NumPy's
 elementwise functions use one core each, while the matrix products use them all.
 
+Two tricks make the tile loop shorter than the textbook one, and keep it exact:
+
+- Two passes done by the matrix products: with a column of ones next to the keys and
+  the values (staged once per call), [q, -shift] @ [k, 1]ᵀ is (score - shift), and
+  p @ [v, 1] holds p @ v and, in its last column, the row sums of p.
+- Rescaling only when needed: once every row has seen a score, a tile is computed
+  against the running maximum without looking for its own maximum, and masked keys are
+  zeroed after the exponential by a multiplication. Only if a score rose far above the
+  running maximum (a row sum of p above 2^24) is the query tile redone the careful way.
+
 References:
 - M. Milakov and N. Gimelshein, "Online normalizer calculation for softmax" (2018),
   arXiv:1805.02867: the running maximum and rescaled running sum.
@@ -35,7 +45,8 @@ References:
   query and key/value tiles sized to fast memory, Algorithm 1.
 """
 
-# --8<-- [start:blocked]
+# --8<-- [start:imports]
+import functools
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -45,155 +56,194 @@ import numpy as np
 from attention._blas_threads import single_threaded_blas
 from attention.scaled_dot_product import _check_inputs
 
-BLOCK_Q = 256  # query rows per tile
-BLOCK_K = 512  # key rows per tile: a 256 x 512 float32 score tile is 512 KiB
+BLOCK_Q = 512  # query rows per tile
+BLOCK_K = 256  # key rows per tile: a 512 x 256 float32 score tile is 512 KiB
+LARGEST_SUM = 2.0**24  # a query tile whose p sum to more is redone carefully
+# --8<-- [end:imports]
 
 
+# --8<-- [start:blocked_attention]
 def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
                       return_lse=False, block_q=BLOCK_Q, block_k=BLOCK_K,
                       workers=None):
-    """Exact softmax(q kᵀ · scale + mask) v, tile by tile, with the online softmax.
+    """Exact softmax(q kᵀ · scale + mask) v, tile by tile (online softmax).
 
     Same interface and result as the plain ``attention``: q (..., n_q, d),
-    k (..., n_k, d), v (..., n_k, d_v); leading dimensions broadcast. ``mask``,
-    broadcastable to (..., n_q, n_k), is boolean (True = may attend) or floating
-    (added to the scores, -inf blocks). ``causal`` is bottom-right aligned: query
-    i sits at position n_k - n_q + i and sees keys up to there; it is ANDed with
-    a boolean mask. ``scale`` defaults to 1/√d. A row with no allowed key gives
-    zeros. The output (..., n_q, d_v) has the inputs' floating dtype; float16
-    inputs are computed in float32. Dropout is not part of this package.
+    k (..., n_k, d), v (..., n_k, d_v); leading dimensions broadcast.
+    ``mask``, broadcastable to (..., n_q, n_k), is boolean (True = may
+    attend) or floating (added to the scores, -inf blocks). ``causal`` is
+    bottom-right aligned: query i sits at position n_k - n_q + i and sees
+    keys up to there; it is ANDed with a boolean mask. ``scale`` defaults to
+    1/√d. A row with no allowed key gives zeros. The output (..., n_q, d_v)
+    has the inputs' floating dtype; float16 inputs are computed in float32.
+    Dropout is not part of this package.
 
-    With ``return_lse`` also returns the log-sum-exp of each row's scaled, masked
-    scores, (..., n_q), in the dtype computed in (-inf for a row with nothing to
-    attend to): all a backward pass needs to rebuild the softmax weights.
+    With ``return_lse`` also returns the log-sum-exp of each row's scaled,
+    masked scores, (..., n_q), in the dtype computed in (-inf for a row with
+    nothing to attend to): what a backward pass needs to rebuild the weights.
 
-    Extra memory is a few ``block_q x block_k`` tiles per worker thread, whatever
-    the sequence length. ``workers`` threads (default: one per CPU) share the query
-    tiles.
+    Extra memory: one copy of k and v (each with a column of ones) and a few
+    ``block_q x block_k`` tiles per thread; never n_q x n_k. ``workers``
+    threads (default: one per CPU) share the query tiles.
     """
     q, k, v, mask, scale, out_dtype = _check_inputs(
         q, k, v, mask, scale, fn="blocked_attention")  # the plain checks
     for name, size in (("block_q", block_q), ("block_k", block_k)):
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"blocked_attention: {name} must be a positive integer, got {size!r}")
+        if (isinstance(size, bool) or not isinstance(size, (int, np.integer))
+                or size < 1):
+            raise ValueError(f"blocked_attention: {name} must be a positive "
+                             f"integer, got {size!r}")
     dtype = q.dtype  # float32 for float16 inputs
-    n_q, d = q.shape[-2:]
-    n_k, d_v = v.shape[-2:]
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    k_ext, v_ext = _stage(k, v)  # (..., d + 1, n_k), (..., n_k, d_v + 1)
     mask_batch = () if mask is None else mask.shape[:-2]
-    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], mask_batch)
-
-    # Broadcast views: no copies, even when e.g. k has one head shared by all queries.
-    q = np.broadcast_to(q, batch + (n_q, d))  # (..., n_q, d)
-    k = np.broadcast_to(k, batch + (n_k, d))  # (..., n_k, d)
-    v = np.broadcast_to(v, batch + (n_k, d_v))  # (..., n_k, d_v)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2],
+                                mask_batch)
+    # Broadcast views: no copies, even when one k head serves many q heads.
+    q = np.broadcast_to(q, batch + q.shape[-2:])  # (..., n_q, d)
+    k_ext = np.broadcast_to(k_ext, batch + k_ext.shape[-2:])
+    v_ext = np.broadcast_to(v_ext, batch + v_ext.shape[-2:])
     if mask is not None:
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k)
-    out = np.empty(batch + (n_q, d_v), dtype=out_dtype)  # (..., n_q, d_v)
-    lse = np.empty(batch + (n_q,), dtype=dtype) if return_lse else None  # (..., n_q)
+    out = np.empty(batch + (n_q, v.shape[-1]), dtype=out_dtype)
+    lse = np.empty(batch + (n_q,), dtype=dtype) if return_lse else None
 
-    # The scale in the inputs' dtype: a float32 array times a float64 NumPy scalar
-    # would become float64 (np.sqrt(64) is one).
-    scale = dtype.type(scale)
-
-    # One task per (batch index, query tile). With a causal mask the later query
-    # tiles see more keys; handing those out first balances the threads.
+    # One task per (batch index, query tile). With a causal mask the later
+    # query tiles see more keys; handing those out first balances the threads.
     tasks = [(b, q0) for b in np.ndindex(batch) for q0 in range(0, n_q, block_q)]
     if causal:
         tasks.sort(key=lambda task: -task[1])
 
     def run(task):
         b, q0 = task
-        q1 = min(q0 + block_q, n_q)
-        _attend_query_tile(
-            q[b][q0:q1], k[b], v[b],
-            None if mask is None else mask[b][q0:q1],
-            out[b][q0:q1],
-            None if lse is None else lse[b][q0:q1],
-            scale=scale,
-            # absolute position of the tile's first query (bottom-right alignment)
-            first_pos=n_k - n_q + q0 if causal else None,
-            block_k=block_k,
-        )
+        rows = slice(q0, min(q0 + block_q, n_q))
+        # A first try that overflows is redone; it need not warn.
+        with np.errstate(over="ignore", invalid="ignore"):
+            _attend_query_tile(
+                q[b][rows], k_ext[b], v_ext[b],
+                None if mask is None else mask[b][rows],
+                out[b][rows], None if lse is None else lse[b][rows],
+                scale=scale,
+                # absolute position of the tile's first query (bottom-right)
+                first_pos=n_k - n_q + q0 if causal else None,
+                block_k=block_k,
+            )
 
     workers = min(workers or os.cpu_count() or 1, len(tasks))
     if workers <= 1:
         for task in tasks:
             run(task)
     else:
-        # Our threads already use every core: BLAS inside them gets one thread each.
-        with single_threaded_blas(), ThreadPoolExecutor(max_workers=workers) as pool:
+        # Our threads already use every core: BLAS in each gets one thread.
+        with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
             for _ in pool.map(run, tasks):
-                pass  # results are written into `out`; this re-raises any error
+                pass  # results are written into `out`; this re-raises errors
     return (out, lse) if return_lse else out
 
 
+def _stage(k, v):
+    """[kᵀ; 1] (..., d + 1, n_k) and [v, 1] (..., n_k, d_v + 1), once per call."""
+    *lead, n_k, d = k.shape
+    k_ext = np.ones((*lead, d + 1, n_k), dtype=k.dtype)
+    k_ext[..., :d, :] = np.swapaxes(k, -1, -2)  # (..., d, n_k)
+    v_ext = np.ones(v.shape[:-1] + (v.shape[-1] + 1,), dtype=v.dtype)
+    v_ext[..., :-1] = v  # (..., n_k, d_v)
+    return k_ext, v_ext
+# --8<-- [end:blocked_attention]
+
+
+# --8<-- [start:key_tiles]
 def key_tiles(first_pos, bq, n_k, block_k):
     """The key tiles one query tile visits, as (k0, k1, on_diagonal) triples.
 
-    Without a causal mask (``first_pos`` None) that is every key tile. With one, the
-    query tile holds positions first_pos .. first_pos + bq - 1: key tiles starting at
-    or after first_pos + bq lie entirely above the diagonal and are skipped; a tile
-    needs the causal mask only if it reaches past first_pos, the first row's last key.
+    Without a causal mask (``first_pos`` None) that is every key tile. With
+    one, the query tile holds positions first_pos .. first_pos + bq - 1: key
+    tiles starting at or after first_pos + bq lie entirely above the diagonal
+    and are skipped; a tile needs the causal mask only if it reaches past
+    first_pos, the first row's last key.
     """
     if first_pos is None:
-        return [(k0, min(k0 + block_k, n_k), False) for k0 in range(0, n_k, block_k)]
-    k_end = max(0, min(n_k, first_pos + bq))  # keys at k_end and after: never seen
+        return [(k0, min(k0 + block_k, n_k), False)
+                for k0 in range(0, n_k, block_k)]
+    k_end = max(0, min(n_k, first_pos + bq))  # keys at k_end and after: unseen
     return [(k0, min(k0 + block_k, k_end), min(k0 + block_k, k_end) - 1 > first_pos)
             for k0 in range(0, k_end, block_k)]
+# --8<-- [end:key_tiles]
 
 
-def _attend_query_tile(q_tile, k, v, mask_tile, out_tile, lse_tile, *, scale,
-                       first_pos, block_k):
-    """Online softmax over the key tiles for one query tile; writes into ``out_tile``.
+# --8<-- [start:attend_query_tile]
+def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
+                       scale, first_pos, block_k, always_careful=False):
+    """Online softmax over the key tiles for one query tile, into ``out_tile``.
 
-    q_tile (bq, d), k (n_k, d), v (n_k, d_v), mask_tile (bq, n_k) or None,
-    out_tile (bq, d_v), lse_tile (bq,) or None. ``first_pos`` is the causal
-    position of query row 0, or None when there is no causal mask.
+    q_tile (bq, d), k_ext (d + 1, n_k), v_ext (n_k, d_v + 1), mask_tile
+    (bq, n_k) or None, out_tile (bq, d_v), lse_tile (bq,) or None.
+    ``first_pos``: the causal position of query row 0, or None (no causal).
     """
     dtype = q_tile.dtype
-    bq, n_k = q_tile.shape[0], k.shape[0]
-    qs = q_tile * scale  # (bq, d): scale once here, not every score tile
-
+    (bq, d), n_k, d_v = q_tile.shape, v_ext.shape[0], out_tile.shape[1]
+    q_ext = np.empty((bq, d + 1), dtype=dtype)  # [q * scale, -shift]
+    np.multiply(q_tile, scale, out=q_ext[:, :d])  # scale once here
+    neg_shift = q_ext[:, d]  # (bq,) a view: minus each row's shift, 0 to start
+    neg_shift[:] = 0
+    s_buf = np.empty((bq, min(block_k, n_k)), dtype=dtype)  # one tile, reused
+    pv = np.empty((bq, d_v + 1), dtype=dtype)  # one tile's [p @ v, sum of p]
+    acc = np.zeros((bq, d_v + 1), dtype=dtype)  # running [sum p * v, sum p]
     m = np.full(bq, -np.inf, dtype=dtype)  # (bq,) running max of the scores
-    l = np.zeros(bq, dtype=dtype)  # (bq,) running sum of exp(score - m)
-    acc = np.zeros(out_tile.shape, dtype=dtype)  # (bq, d_v) running sum of exp(...) * v
-    s_buf = np.empty((bq, min(block_k, n_k)), dtype=dtype)  # one tile's scores
-    pv_buf = np.empty(out_tile.shape, dtype=dtype)  # (bq, d_v) one tile's p @ v
-
-    if first_pos is not None:
-        rows = first_pos + np.arange(bq)[:, None]  # (bq, 1) absolute query positions
+    bias = mask_tile if mask_tile is not None and mask_tile.dtype != bool else None
+    started = False  # has every row seen a score (a finite m)?
 
     for k0, k1, on_diagonal in key_tiles(first_pos, bq, n_k, block_k):
-        s = s_buf[:, : k1 - k0]  # (bq, bk) view into the reused buffer
-        np.matmul(qs, k[k0:k1].T, out=s)  # (bq, d) @ (d, bk) -> (bq, bk)
+        # On the diagonal, the first r0 rows see none of these keys: skip them.
+        r0 = max(0, k0 - first_pos) if on_diagonal else 0
+        rows = slice(r0, bq)
+        s = s_buf[rows, : k1 - k0]  # (rows, bk) view into the reused buffer
+        keep = None  # (rows, bk) True where the key is allowed; None: all are
+        if bias is None and mask_tile is not None:
+            keep = mask_tile[rows, k0:k1]
+        if on_diagonal:  # only keys up to each query's position
+            below = _causal_keep(first_pos + r0 - k0, bq - r0, k1 - k0)
+            keep = below if keep is None else keep & below
 
-        if mask_tile is not None and mask_tile.dtype == np.bool_:
-            np.copyto(s, -np.inf, where=~mask_tile[:, k0:k1])
-        elif mask_tile is not None:
-            s += mask_tile[:, k0:k1]  # an additive mask (bias): -inf blocks
-        if on_diagonal:
-            # The diagonal crosses this tile: hide keys after each query's position.
-            cols = np.arange(k0, k1)  # (bk,) absolute key positions
-            np.copyto(s, -np.inf, where=cols > rows)  # (bq, bk) broadcast compare
+        np.matmul(q_ext[rows], k_ext[:, k0:k1], out=s)  # score - shift
+        if bias is not None:
+            s += bias[rows, k0:k1]  # an additive mask: -inf blocks
+        careful = always_careful or not started
+        if careful:  # the online-softmax step: move onto the new max
+            if keep is not None:
+                np.copyto(s, -np.inf, where=~keep)
+            m_new = np.maximum(m[rows], s.max(axis=1) - neg_shift[rows])
+            # A row with no score yet keeps shift 0: no -inf - (-inf).
+            shift = np.where(m_new == -np.inf, dtype.type(0), m_new)
+            s -= (shift + neg_shift[rows])[:, None]  # score - new shift
+            acc[rows] *= np.exp(m[rows] - shift)[:, None]  # onto new shift
+            m[rows], neg_shift[rows] = m_new, -shift
+            started = bool(np.isfinite(m).all())
+        np.exp(s, out=s)  # p = exp(score - shift), in place
+        if keep is not None and not careful:
+            s *= keep  # blocked keys get exactly 0
+        np.matmul(s, v_ext[k0:k1], out=pv[rows])  # [p @ v, sum of p]
+        acc[rows] += pv[rows]
 
-        m_new = np.maximum(m, s.max(axis=1))  # (bq,)
-        # A row whose keys are all masked so far has m_new = -inf; shifting by 0
-        # instead keeps exp(-inf - shift) = 0 and avoids -inf - (-inf) = nan.
-        shift = np.where(m_new == -np.inf, dtype.type(0), m_new)  # (bq,)
-        np.subtract(s, shift[:, None], out=s)
-        np.exp(s, out=s)  # s now holds p = exp(score - shift), in place
-
-        alpha = np.exp(m - shift)  # (bq,) moves old sums onto the new max
-        l *= alpha
-        l += s.sum(axis=1)
-        acc *= alpha[:, None]
-        np.matmul(s, v[k0:k1], out=pv_buf)  # (bq, bk) @ (bk, d_v) -> (bq, d_v)
-        acc += pv_buf
-        m = m_new
-
-    # Rows that saw no allowed key have l = 0 and acc = 0: their output is zeros.
-    np.divide(acc, np.where(l == 0, dtype.type(1), l)[:, None], out=out_tile)
+    l = acc[:, d_v]  # (bq,) sum of p
+    # Without looking for each tile's max, a score far above the running max
+    # gives a huge p (or inf * 0 = nan): then the whole tile is redone.
+    if not always_careful and not l.max() <= LARGEST_SUM:
+        return _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile,
+                                  lse_tile, scale=scale, first_pos=first_pos,
+                                  block_k=block_k, always_careful=True)
+    # Rows that saw no allowed key have l = 0 and acc = 0: their output is 0.
+    np.divide(acc[:, :d_v], np.where(l == 0, dtype.type(1), l)[:, None],
+              out=out_tile)
     if lse_tile is not None:
-        with np.errstate(divide="ignore"):  # log(0) = -inf: nothing to attend to
-            np.add(m, np.log(l), out=lse_tile)  # (bq,) log-sum-exp of the scores
-# --8<-- [end:blocked]
+        with np.errstate(divide="ignore"):  # log(0) = -inf: nothing seen
+            np.add(m, np.log(l), out=lse_tile)  # (bq,) log-sum-exp of scores
+
+
+@functools.lru_cache(maxsize=16)
+def _causal_keep(offset, bq, bk):
+    """(bq, bk): True where query i may see key j, j - i <= offset."""
+    keep = np.arange(bk) - np.arange(bq)[:, None] <= offset
+    keep.flags.writeable = False  # shared between calls and threads
+    return keep
+# --8<-- [end:attend_query_tile]

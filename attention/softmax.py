@@ -43,7 +43,9 @@ def _real_floats(x, axis, name: str) -> np.ndarray:
     if x.dtype == np.bool_ or np.issubdtype(x.dtype, np.integer):
         x = x.astype(np.float64)
     elif not np.issubdtype(x.dtype, np.floating):
-        raise TypeError(f"{name}: x must hold real numbers, got dtype {x.dtype}")
+        raise TypeError(
+            f"{name}: x must hold real numbers, got dtype {x.dtype}"
+        )
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{name}: axis must be an int, got {axis!r}")
     if not -x.ndim <= axis < x.ndim:

@@ -118,7 +118,8 @@ check_padding_mask(make_padding_mask)
 # Without a mask, self-attention is permutation-equivariant: shuffle the input tokens and
 # the outputs come out shuffled the same way ("dog bites man" and "man bites dog" give
 # the same output vectors in a different order). That is why transformers must add
-# position information to the tokens (chapter 3, coming). Finish
+# position information to the tokens
+# ([chapter 3](../../chapters/ch03-transformer-block/)). Finish
 # `is_permutation_equivariant`, which tests exactly that. The check expects True without
 # a mask, and, as a control, False with the causal mask, where each token's view depends
 # on its position.

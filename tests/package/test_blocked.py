@@ -4,6 +4,7 @@ Tolerances: 1e-12 in float64 and 1e-5 in float32 (absolute, on outputs of order 
 """
 
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -240,7 +241,7 @@ def test_bad_shapes_raise_the_plain_attention_errors():
         blocked_attention(np.zeros((3, 4)), np.zeros((3, 5)), np.zeros((3, 5)))
 
 
-def test_memory_beyond_inputs_and_output_stays_within_tiles_at_32k_tokens():
+def test_memory_beyond_inputs_and_output_is_one_copy_of_k_and_v_plus_tiles_at_32k_tokens():
     # Plain attention would need a 32768 x 32768 float32 score matrix: 4 GiB.
     n, d = 32_768, 64
     q, k, v = draw(np.random.default_rng(17), np.float32, (n, d), (n, d), (n, d))
@@ -250,7 +251,47 @@ def test_memory_beyond_inputs_and_output_stays_within_tiles_at_32k_tokens():
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    extra = peak - out.nbytes
-    assert extra < 64 * 2**20, f"{extra / 2**20:.1f} MiB beyond the output"
+    staged = 2 * n * (d + 1) * 4  # [kᵀ; 1] and [v, 1]
+    tiles = peak - out.nbytes - staged
+    assert tiles < 16 * 2**20, f"{tiles / 2**20:.1f} MiB beyond the output and staged k, v"
     rows = np.arange(0, n, 4099)  # spot-check a few rows against plain attention
     assert max_diff(out[rows], attention(q[rows], k, v)) <= 1e-5
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_scores_rising_far_above_the_running_max_redo_the_tile_carefully(monkeypatch, causal,
+                                                                           dtype):
+    # The first key tile sets the running max; the later keys score up to ~200 higher.
+    # Without the max of each tile, exp(score - running max) would overflow: the query
+    # tile must be redone the careful way, and the result still equal plain attention.
+    rng = np.random.default_rng(18)
+    q, k, v = draw(rng, dtype, (2, 24, 8), (2, 24, 8), (2, 24, 4))
+    k[:, 8:] *= 60
+    calls = []
+    real = blocked_module._attend_query_tile
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("always_careful", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(blocked_module, "_attend_query_tile", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the discarded first try does not warn
+        ours = blocked_attention(q, k, v, causal=causal, block_q=8, block_k=8, workers=1)
+    assert any(calls), "no query tile was redone"
+    assert np.all(np.isfinite(ours))
+    assert max_diff(ours, attention(q, k, v, causal=causal)) <= TOL[dtype]
+
+
+def test_a_boolean_mask_zeroes_blocked_keys_even_when_their_scores_would_overflow(dtype):
+    # Blocked keys with huge scores: exp overflows to inf, and inf * 0 = nan in the fast
+    # path. The careful redo must give exactly what plain attention gives.
+    rng = np.random.default_rng(19)
+    q, k, v = draw(rng, dtype, (16, 8), (32, 8), (32, 4))
+    k[20:] *= 1000
+    mask = np.ones((16, 32), dtype=bool)
+    mask[:, 20:] = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = blocked_attention(q, k, v, mask=mask, block_q=4, block_k=8)
+    assert max_diff(ours, attention(q, k, v, mask=mask)) <= TOL[dtype]

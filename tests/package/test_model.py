@@ -222,3 +222,18 @@ def test_config_validation_names_the_field():
     with pytest.raises(ValueError, match="arch must be one of"):
         ModelConfig(arch="bert")
     assert ModelConfig(d_model=32, n_heads=4).d_ff == 128
+
+
+def test_every_block_matches_hugging_face_hidden_states(reference):
+    # Per layer, float64: <= 1e-12. HF's hidden_states[i + 1] is the output of block i
+    # (the last one has the final norm applied, so compare it with ours after the norm).
+    model, params, config = reference
+    ids = SEQUENCES["batch of 3, length 7"]
+    with torch.no_grad():
+        hidden = model(torch.from_numpy(ids), output_hidden_states=True).hidden_states
+    trace = {}
+    forward(params, config, ids, trace=trace)
+    np.testing.assert_array_equal(trace["blocks.0.x"], hidden[0].numpy())
+    for i in range(config.n_layers - 1):
+        assert np.abs(trace[f"blocks.{i}.out"] - hidden[i + 1].numpy()).max() <= 1e-12
+    assert np.abs(trace["final_norm.out"] - hidden[-1].numpy()).max() <= 1e-12

@@ -1,0 +1,82 @@
+"""Side-by-side timing of the same calls in one fresh process, for checking the benchmark.
+
+    python benchmarks/side_by_side.py                 # blocked NumPy against PyTorch SDPA
+    python benchmarks/side_by_side.py --plain         # also plain NumPy (slow)
+    python benchmarks/side_by_side.py --rounds 9 --cases 8x4096 1x8192
+
+No pause, no allocator settings, no memory measurement: each round calls every
+implementation once, in turn, and we report the best and the median of the rounds, the
+ratio blocked / PyTorch of each, and the load average (1 min) before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from attention import attention, blocked_attention  # noqa: E402
+
+
+def runners(heads: int, n: int, causal: bool, plain: bool, d: int = 64):
+    rng = np.random.default_rng(n + heads)
+    q, k, v = (rng.standard_normal((heads, n, d), dtype=np.float32) for _ in range(3))
+    tq, tk, tv = (torch.from_numpy(a)[None] for a in (q, k, v))  # (1, heads, n, d)
+    runs = {
+        "torch-sdpa": lambda: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal),
+        "numpy-blocked": lambda: blocked_attention(q, k, v, causal=causal),
+    }
+    if plain:
+        runs["numpy-plain"] = lambda: attention(q, k, v, causal=causal)
+    return runs
+
+
+def measure(heads: int, n: int, causal: bool, rounds: int, plain: bool) -> dict:
+    runs = runners(heads, n, causal, plain)
+    times = {name: [] for name in runs}
+    for round_ in range(rounds + 1):  # round 0 warms up
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            if round_:
+                times[name].append(time.perf_counter() - start)
+    return times
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--cases", nargs="+", default=["8x4096", "1x8192"])
+    parser.add_argument("--plain", action="store_true", help="also time plain NumPy attention")
+    args = parser.parse_args(argv)
+    for case in args.cases:
+        heads, n = map(int, case.split("x"))
+        for causal in (False, True):
+            load = os.getloadavg()[0]
+            times = measure(heads, n, causal, args.rounds, args.plain)
+            best = {name: min(t) for name, t in times.items()}
+            median = {name: statistics.median(t) for name, t in times.items()}
+            cells = ", ".join(f"{name} {best[name] * 1e3:.0f} ms (median {median[name] * 1e3:.0f})"
+                              for name in times)
+            ratio = best["numpy-blocked"] / best["torch-sdpa"]
+            ratio_median = median["numpy-blocked"] / median["torch-sdpa"]
+            extra = ""
+            if args.plain:
+                extra = (f"; plain/blocked {best['numpy-plain'] / best['numpy-blocked']:.2f} "
+                         f"(median {median['numpy-plain'] / median['numpy-blocked']:.2f})")
+            print(f"{heads}x{n} causal={causal!s:5}: {cells}; blocked/torch best {ratio:.2f}, "
+                  f"median {ratio_median:.2f}{extra}; load {load:.1f} -> {os.getloadavg()[0]:.1f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
