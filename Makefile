@@ -2,8 +2,8 @@
 # (.venv from requirements-dev.txt; node_modules from package-lock.json, for `make test`).
 #   make test      every check: unit tests, every page's blocks and outputs, the site build
 #   make serve     the site at http://127.0.0.1:8000 with live reload
-#   make outputs   rewrite every page's Output blocks (and figures) from what the code prints,
-#                  and refill the practice notebooks from exercises/
+#   make outputs   rewrite every page's Output blocks and figures from what the code prints
+#                  and draws (practice notebooks are generated at build/test time, not kept)
 #   make site      build the site into site/ (strict)
 #   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
 #                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md})
@@ -27,7 +27,7 @@ $(STAMP):
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
-	$(PY) -m tools.pyodide_runtime
+	$(PY) -m tools.site.pyodide_runtime
 	rm -f $(VENV)/.installed-* && touch $@
 
 $(NODE_STAMP): package-lock.json
@@ -42,7 +42,6 @@ serve: $(STAMP)
 
 outputs: $(STAMP)
 	$(PY) -m pytest docs README.md --update-outputs -q
-	$(PY) -m tools.notebooks
 
 site: $(STAMP)
 	$(PY) -m mkdocs build --strict

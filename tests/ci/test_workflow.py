@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 DOCS = ROOT / ".github" / "workflows" / "docs.yml"

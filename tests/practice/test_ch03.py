@@ -12,7 +12,7 @@ from attention.feed_forward import mlp
 from attention.norms import layer_norm
 from attention.practice.ch03 import (check_block, check_llama_count, check_rms_norm,
                                      check_rotate_pair)
-from tests.practice_support import Exercises, run_check
+from tests.support import Exercises, run_check
 
 EXERCISES = Exercises("ch03.py")
 CHECKS = {1: (check_rms_norm, "rms_norm_from_formula"), 2: (check_rotate_pair, "rotate_pair"),

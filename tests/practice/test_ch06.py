@@ -7,7 +7,7 @@ import re
 import pytest
 
 from attention.practice import ch06
-from tests.practice_support import Exercises, run_check
+from tests.support import Exercises, run_check
 
 CHECKS = {1: (ch06.check_softmax_vjp, "softmax_vjp"),
           2: (ch06.check_dv_and_dq, "dv_and_dq"),

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 from tests.site.browsing import (DEBIAN_CHROMIUM, PHONE, BrowserChoice, Visit, find_browser,
                                  page_paths, require_browser, visit)
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHAPTER_2 = "chapters/02-self-attention/"
+CHAPTER_2 = "chapters/ch02-self-attention/"
 
 
 def test_browser_lookup_order_explicit_then_debian_then_chrome_then_playwright():
@@ -154,7 +154,7 @@ def test_chapter_downloads_as_a_notebook(browser, server):
     seen = visit(browser, server + CHAPTER_2, wait="load", accept_downloads=True)
     with seen.page.expect_download() as download:
         seen.page.get_by_text("Download as notebook").click()
-    assert download.value.suggested_filename == "02-self-attention.ipynb"
+    assert download.value.suggested_filename == "ch02-self-attention.ipynb"
     assert download.value.failure() is None
     seen.page.context.close()
 

@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 from tests.site.browsing import visit
-from tools.pagecheck import output_matches
-from tools.run_in_page import NOT_IN_BROWSER
+from tools.pagecheck.outputs import output_matches
+from tools.site.run_in_page import NOT_IN_BROWSER
 
 SETTLED = "() => !document.querySelector('[data-run-status=running]')"
 BLOCKS = """() => [...document.querySelectorAll('div.language-python[data-run-block]')].map(el => {
@@ -29,7 +29,7 @@ BLOCKS = """() => [...document.querySelectorAll('div.language-python[data-run-bl
           seconds: Number(el.dataset.runSeconds || 0),
           expected: checked ? next.querySelector('code').textContent : ''};
 })"""
-CHAPTER_2 = "chapters/02-self-attention/"
+CHAPTER_2 = "chapters/ch02-self-attention/"
 DOCS = ROOT / "docs"
 
 

@@ -1,0 +1,151 @@
+"""Practice exercises of chapter 5: starters and worked solutions, one source for the page and the notebook.
+
+Each exercise has a `exN-starter` and a `exN-solution` section; the page includes them by
+snippet, and tests/practice/test_exercises.py runs each section on its own (after the
+`imports` section) through its self-check. Starter and solution define the same name on
+purpose: the reader replaces the one with the other.
+"""
+
+# --8<-- [start:imports]
+import math
+
+import numpy as np
+
+from attention.practice.ch05 import (check_merge, check_running_max_and_sum,
+                                     check_tile_attention, check_tile_kind)
+# --8<-- [end:imports]
+
+# --8<-- [start:ex1-starter]
+def running_max_and_sum(blocks):
+    """One pass over the blocks of a row of scores s: (m, l), with m = max(s)
+    and l = sum(exp(s - m))."""
+    m, l = -math.inf, 0.0
+    for block in blocks:
+        m_new = max(m, float(np.max(block)))
+        # Your code: l was summed relative to m; move it onto m_new first.
+        l = l + float(np.sum(np.exp(block - m_new)))
+        m = m_new
+    return m, l
+# --8<-- [end:ex1-starter]
+
+
+# --8<-- [start:ex1-solution]
+def running_max_and_sum(blocks):
+    """One pass over the blocks of a row of scores s: (m, l), with m = max(s)
+    and l = sum(exp(s - m))."""
+    m, l = -math.inf, 0.0
+    for block in blocks:
+        m_new = max(m, float(np.max(block)))
+        l = l * math.exp(m - m_new) + float(np.sum(np.exp(block - m_new)))
+        m = m_new
+    return m, l
+# --8<-- [end:ex1-solution]
+
+
+# --8<-- [start:ex2-starter]
+def merge(o1, m1, l1, o2, m2, l2):
+    """Attention over all keys from attention over two halves of them.
+
+    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's
+    largest score in half i; l_i (n_q,): each row's sum of exp(score - m_i)
+    over half i.
+    """
+    # Your code: the halves do not count equally.
+    return (o1 + o2) / 2
+# --8<-- [end:ex2-starter]
+
+
+# --8<-- [start:ex2-solution]
+def merge(o1, m1, l1, o2, m2, l2):
+    """Attention over all keys from attention over two halves of them.
+
+    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's
+    largest score in half i; l_i (n_q,): each row's sum of exp(score - m_i)
+    over half i.
+    """
+    m = np.maximum(m1, m2)  # (n_q,) the common maximum
+    w1 = l1 * np.exp(m1 - m)  # (n_q,) half 1's softmax mass, relative to m
+    w2 = l2 * np.exp(m2 - m)  # (n_q,)
+    return (w1[:, None] * o1 + w2[:, None] * o2) / (w1 + w2)[:, None]
+# --8<-- [end:ex2-solution]
+
+
+# --8<-- [start:ex3-starter]
+def tile_kind(q0, q1, k0, k1, n_q, n_k):
+    """Causal mask over queries q0..q1-1, keys k0..k1-1: "skip", "full" or
+    "diagonal"."""
+    first, last = q0, q1 - 1  # positions of the tile's first and last query
+    # Your code: is that where the queries sit when n_q != n_k?
+    if k0 > last:
+        return "skip"  # every key is after every query
+    if k1 - 1 <= first:
+        return "full"  # every query sees every key
+    return "diagonal"
+# --8<-- [end:ex3-starter]
+
+
+# --8<-- [start:ex3-solution]
+def tile_kind(q0, q1, k0, k1, n_q, n_k):
+    """Causal mask over queries q0..q1-1, keys k0..k1-1: "skip", "full" or
+    "diagonal"."""
+    offset = n_k - n_q  # bottom-right: query i sits at position n_k - n_q + i
+    first, last = offset + q0, offset + q1 - 1
+    if k0 > last:
+        return "skip"  # every key is after every query
+    if k1 - 1 <= first:
+        return "full"  # every query sees every key
+    return "diagonal"
+# --8<-- [end:ex3-solution]
+
+
+# --8<-- [start:ex4-starter]
+def tile_attention(q_tile, k, v, q0, block):
+    """Causal attention of one query tile, `block` keys at a time.
+
+    q_tile (b_q, d): the queries at positions q0 .. q0 + b_q - 1 of a sequence
+    whose keys and values are k (n, d) and v (n, d_v). Query i of the tile sees
+    keys 0 .. q0 + i. Returns (b_q, d_v).
+    """
+    b_q = q_tile.shape[0]
+    m = np.full(b_q, -np.inf)  # (b_q,) running maximum of each row
+    l = np.zeros(b_q)  # (b_q,) running sum of exp(s - m)
+    acc = np.zeros((b_q, v.shape[1]))  # (b_q, d_v) running sum of exp(s - m) v
+    # Your code: stop after the last block that the tile's last query can see.
+    for k0 in range(0, k.shape[0], block):
+        s = q_tile @ k[k0:k0 + block].T / math.sqrt(q_tile.shape[1])  # (b_q, b)
+        # Your code: a score of -inf for the keys after each query's position.
+        m_new = np.maximum(m, s.max(axis=1))  # (b_q,)
+        alpha = np.exp(m - m_new)  # (b_q,)
+        p = np.exp(s - m_new[:, None])  # (b_q, b_k)
+        l = l * alpha + p.sum(axis=1)
+        acc = acc * alpha[:, None] + p @ v[k0:k0 + block]  # (b_q, d_v)
+        m = m_new
+    return acc / l[:, None]
+# --8<-- [end:ex4-starter]
+
+
+# --8<-- [start:ex4-solution]
+def tile_attention(q_tile, k, v, q0, block):
+    """Causal attention of one query tile, `block` keys at a time.
+
+    q_tile (b_q, d): the queries at positions q0 .. q0 + b_q - 1 of a sequence
+    whose keys and values are k (n, d) and v (n, d_v). Query i of the tile sees
+    keys 0 .. q0 + i. Returns (b_q, d_v).
+    """
+    b_q = q_tile.shape[0]
+    positions = q0 + np.arange(b_q)  # (b_q,) where each query sits
+    m = np.full(b_q, -np.inf)  # (b_q,) running maximum of each row
+    l = np.zeros(b_q)  # (b_q,) running sum of exp(s - m)
+    acc = np.zeros((b_q, v.shape[1]))  # (b_q, d_v) running sum of exp(s - m) v
+    for k0 in range(0, positions[-1] + 1, block):  # later blocks: never seen
+        keys = np.arange(k0, min(k0 + block, k.shape[0]))  # (b_k,) positions
+        s = q_tile @ k[keys].T / math.sqrt(q_tile.shape[1])  # (b_q, b_k)
+        s = np.where(keys[None, :] <= positions[:, None], s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=1))  # (b_q,) finite: key 0 is seen
+        alpha = np.exp(m - m_new)  # (b_q,)
+        p = np.exp(s - m_new[:, None])  # (b_q, b_k); exp(-inf) = 0
+        l = l * alpha + p.sum(axis=1)
+        acc = acc * alpha[:, None] + p @ v[keys]  # (b_q, d_v)
+        m = m_new
+    return acc / l[:, None]
+# --8<-- [end:ex4-solution]

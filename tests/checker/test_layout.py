@@ -1,0 +1,48 @@
+"""The repository's layout rules, checked: tests mirror what they test, every test folder
+is a package (two test files may share a basename), nothing edits ``sys.path``, and pages
+import nothing from the tooling."""
+
+import re
+
+from tests.support import ROOT
+
+MIRRORS = {"package", "pages", "checker", "site", "practice", "ci"}
+PAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?P<module>[\w.]+)", re.M)
+ALLOWED_ON_PAGES = {"attention", "numpy", "torch", "transformers", "matplotlib"}
+# Pages that import one more library, and why.
+EXCEPTIONS = {"docs/blog/posts/self-attention-numpy.md": {"threadpoolctl"}}  # BLAS threads
+SYS_PATH_EDIT = re.compile(r"sys\.path\s*(?:\.(?:insert|append|extend)|\[|=|\+=)")
+
+
+def test_tests_mirror_what_they_test_and_every_folder_is_a_package():
+    assert not list((ROOT / "tests").glob("test_*.py")), "put tests in a mirror folder"
+    folders = {p.parent for p in (ROOT / "tests").rglob("test_*.py") if "fixtures" not in p.parts}
+    assert {f.name for f in folders} <= MIRRORS
+    for folder in folders | {ROOT / "tests"}:
+        assert (folder / "__init__.py").exists(), f"{folder} needs an __init__.py"
+
+
+def test_two_test_files_may_share_a_basename(tmp_path):
+    # Module names come from the package path (tests.site.test_x, tests.pages.test_x).
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py") if "fixtures" not in p.parts]
+    assert len(names) >= 2  # the rule above is what makes duplicates safe
+
+
+def test_no_test_edits_sys_path():
+    for path in (ROOT / "tests").rglob("*.py"):
+        assert not SYS_PATH_EDIT.search(path.read_text("utf8")), path
+
+
+def test_pages_import_only_the_package_libraries_and_the_standard_library():
+    import sys
+
+    from tools.source.markdown import read_page
+
+    for page in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
+        for block in read_page(page, ROOT).blocks:
+            for match in PAGE_IMPORT.finditer(block.code):
+                top = match["module"].split(".")[0]
+                allowed = ALLOWED_ON_PAGES | EXCEPTIONS.get(page.relative_to(ROOT).as_posix(), set())
+                assert top in allowed or top in sys.stdlib_module_names, (
+                    f"{page.relative_to(ROOT)}:{block.line} imports {match['module']}"
+                )

@@ -1,0 +1,152 @@
+"""The page checker fails when it should and passes when it should.
+
+Each fixture page under tests/checker/fixtures/pages is copied to a temporary folder and run by
+pytest in a subprocess, with the page checker, as `make test` runs the real pages.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT
+from tools.pagecheck.outputs import line_matches, output_matches
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pages"
+
+
+def run_pages(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PAGECHECK_UPDATE", None)
+    command = [
+        sys.executable, "-m", "pytest", "-p", "tools.pagecheck.plugin", "-p", "no:cacheprovider",
+        "--markdown-docs", "--markdown-docs-syntax=superfences", "--continue-on-collection-errors",
+        "--rootdir", str(folder),
+        "-c", os.devnull, *args,
+    ]
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """Run every fixture page once in check mode; per-test outcomes and the full output."""
+    folder = tmp_path_factory.mktemp("pages")
+    for path in FIXTURES.iterdir():
+        shutil.copy(path, folder / path.name)
+    (folder / "roundtrip.md").unlink()  # it is run separately, in update mode
+    report = folder / "report.xml"
+    result = run_pages(folder, f"--junitxml={report}", "-rA", ".")
+    outcomes = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        page = (case.get("classname") or case.get("name")).removesuffix(".md")
+        failure = case.find("failure")
+        error = case.find("error")
+        skipped = case.find("skipped")
+        state = "failed" if failure is not None else "error" if error is not None else "skipped" if skipped is not None else "passed"
+        message = "" if state == "passed" else (failure if failure is not None else error if error is not None else skipped).text or ""
+        outcomes.setdefault(page, []).append((case.get("name"), state, message))
+    return outcomes, result.stdout + result.stderr
+
+
+def test_good_page_passes_including_containers_and_snippets(checked):
+    outcomes, _ = checked
+    assert [state for _, state, _ in outcomes["good"]] == ["passed"] * 4
+
+
+def test_wrong_output_fails_with_diff_and_location(checked):
+    outcomes, _ = checked
+    [(name, state, message)] = outcomes["wrong_output"]
+    assert state == "failed"
+    assert "wrong_output.md:3" in message
+    assert "-3" in message and "+2" in message  # unified diff: page vs actual
+    assert "make outputs" in message
+
+
+def test_missing_output_block_fails(checked):
+    outcomes, _ = checked
+    [(name, state, message)] = outcomes["missing_output"]
+    assert state == "failed"
+    assert "no ```text title=\"Output\"``` block follows it" in message
+    assert "missing_output.md:3" in message
+
+
+def test_exception_fails_the_block_and_skips_the_rest_of_the_page(checked):
+    outcomes, output = checked
+    states = [state for _, state, _ in outcomes["exception"]]
+    assert states == ["passed", "failed", "skipped"]
+    assert "ValueError: broken on purpose" in outcomes["exception"][1][2]
+    assert "Printed by exception.md:7 before the error:\nbefore" in output
+
+
+def test_missing_snippet_section_fails(checked):
+    outcomes, output = checked
+    [(name, state, message)] = outcomes["missing_snippet"]
+    assert state == "error"
+    assert "in the fence opened on line 3" in message
+    assert "no_such_section" in output and "could not be" in output
+
+
+def test_varying_value_matches_only_inside_its_marked_part(checked):
+    outcomes, _ = checked
+    assert [state for _, state, _ in outcomes["varying"]] == ["passed"]
+    [(name, state, message)] = outcomes["varying_outside"]
+    assert state == "failed" and "n = 512" in message
+
+
+def test_each_block_runs_exactly_once(checked):
+    outcomes, output = checked
+    assert [state for _, state, _ in outcomes["counting"]] == ["passed"] * 3
+    assert re.search(r"executions per block: min 1, max 1", output)
+
+
+def test_selecting_one_block_runs_the_blocks_before_it(tmp_path):
+    shutil.copy(FIXTURES / "counting.md", tmp_path / "counting.md")
+    result = run_pages(tmp_path, "counting.md", "-k", "line:13")
+    assert result.returncode == 0, result.stdout
+    assert "1 passed, 2 deselected" in result.stdout
+    assert "3 blocks on 1 pages; executions per block: min 1, max 1" in result.stdout
+
+
+def test_update_outputs_rewrites_creates_drops_and_round_trips(tmp_path):
+    page = tmp_path / "roundtrip.md"
+    shutil.copy(FIXTURES / "roundtrip.md", page)
+    before = run_pages(tmp_path, "roundtrip.md")
+    assert before.returncode == 1
+
+    assert run_pages(tmp_path, "roundtrip.md", "--update-outputs").returncode == 0
+    once = page.read_text()
+    assert '```python\nprint("a new output")\n```\n\n```text title="Output"\na new output\n```' in once
+    assert "something old" not in once and "an outdated output" in once
+    assert "a block that no longer prints" not in once
+    assert "elapsed: ~12.34 s\nfixed line" in once  # the varying line is kept as marked
+    assert '    ```text title="Output"\n    inside a container\n    ```' in once
+
+    assert run_pages(tmp_path, "roundtrip.md", "--update-outputs").returncode == 0
+    assert page.read_text() == once  # a second run changes nothing
+    assert run_pages(tmp_path, "roundtrip.md").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "expected, actual, same",
+    [
+        ("t = ~1.5 ms", "t = 12.25 ms", True),
+        ("t = ~1.5 ms", "t = 1e-05 ms", True),
+        ("| 512 |   ~0.12 |", "| 512 |  10.5 |", True),
+        ("t = ~1.5 ms", "t = fast ms", False),
+        ("n = 512, ~1.5 ms", "n = 1024, 1.5 ms", False),
+        ("approx ~ 3", "approx ~ 3", True),
+        ("[0.5 0.25]", "[0.5 0.26]", False),
+    ],
+)
+def test_varying_marker_matches_numbers_only(expected, actual, same):
+    assert line_matches(expected, actual) is same
+
+
+def test_trailing_whitespace_and_blank_edges_are_ignored():
+    assert output_matches("a\nb\n", "a  \nb\n\n")
+    assert not output_matches("a\nb", "a\n\nb")

@@ -1,0 +1,152 @@
+"""Chapter 5's practice: every check rejects plausible wrong answers with a one-line message
+that says what is wrong, without raising. (Solutions and starters: test_practice_exercises.py.)"""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention.practice import (check_merge, check_running_max_and_sum, check_tile_attention,
+                                check_tile_kind)
+from tests.support import run_check
+
+
+# Plausible wrong answers, and the words each rejection must contain --------------------
+
+def sum_with_inverted_rescale(blocks):
+    m, l = -math.inf, 0.0
+    for block in blocks:
+        m_new = max(m, float(np.max(block)))
+        l = l * math.exp(min(m_new - m, 50.0)) + float(np.sum(np.exp(block - m_new)))
+        m = m_new
+    return m, l
+
+
+def sum_with_the_first_max_only(blocks):
+    m = float(np.max(blocks[0]))
+    return m, sum(float(np.sum(np.exp(b - m))) for b in blocks)
+
+
+def sum_that_raises(blocks):
+    raise NotImplementedError("todo")
+
+
+def merge_weighted_by_l_only(o1, m1, l1, o2, m2, l2):
+    return (l1[:, None] * o1 + l2[:, None] * o2) / (l1 + l2)[:, None]
+
+
+def merge_returning_nothing(o1, m1, l1, o2, m2, l2):
+    pass
+
+
+def merge_with_transposed_weights(o1, m1, l1, o2, m2, l2):
+    m = np.maximum(m1, m2)
+    w1, w2 = l1 * np.exp(m1 - m), l2 * np.exp(m2 - m)
+    return (w2[:, None] * o1 + w1[:, None] * o2) / (w1 + w2)[:, None]
+
+
+def tile_kind_off_by_one(q0, q1, k0, k1, n_q, n_k):
+    offset = n_k - n_q
+    first, last = offset + q0, offset + q1 - 1
+    if k0 >= last:
+        return "skip"
+    if k1 - 1 <= first:
+        return "full"
+    return "diagonal"
+
+
+def tile_kind_always_diagonal(q0, q1, k0, k1, n_q, n_k):
+    return "diagonal"
+
+
+def _tile(q_tile, k, v, q0, block, *, stop=True, mask=True, offset=True, strict=False,
+          rescale_acc=True, rescale_l=True, zero_after=False):
+    """A reader's online-softmax loop for one causal tile, with one mistake switched on."""
+    b_q = q_tile.shape[0]
+    positions = (q0 if offset else 0) + np.arange(b_q)
+    m, l, acc = np.full(b_q, -np.inf), np.zeros(b_q), np.zeros((b_q, v.shape[1]))
+    end = q0 + b_q if stop else k.shape[0]
+    for k0 in range(0, end, block):
+        keys = np.arange(k0, min(k0 + block, k.shape[0]))
+        s = q_tile @ k[keys].T / math.sqrt(q_tile.shape[1])
+        visible = (keys[None, :] < positions[:, None]) if strict else (keys[None, :] <= positions[:, None])
+        if mask and not zero_after:
+            s = np.where(visible, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=1))
+        alpha = np.exp(m - m_new)
+        p = np.exp(s - m_new[:, None])
+        if zero_after:
+            p = np.where(visible, p, 0.0)
+        l = (l * alpha if rescale_l else l) + p.sum(axis=1)
+        acc = (acc * alpha[:, None] if rescale_acc else acc) + p @ v[keys]
+        m = m_new
+    return acc / l[:, None]
+
+
+def tile_reading_every_block(*args):
+    return _tile(*args, stop=False)
+
+
+def tile_without_mask(*args):
+    return _tile(*args, mask=False)
+
+
+def tile_with_positions_inside_the_tile(*args):
+    return _tile(*args, offset=False)
+
+
+def tile_with_strict_mask(*args):
+    with np.errstate(invalid="ignore"):
+        return _tile(*args, strict=True)
+
+
+def tile_without_rescaling_the_accumulator(*args):
+    return _tile(*args, rescale_acc=False)
+
+
+def tile_without_rescaling_the_sum(*args):
+    return _tile(*args, rescale_l=False)
+
+
+def tile_returning_the_unnormalised_sum(q_tile, k, v, q0, block):
+    return _tile(q_tile, k, v, q0, block) * 2.0
+
+
+def tile_that_raises(q_tile, k, v, q0, block):
+    raise ValueError("shapes (4,3) and (2,3) not aligned")
+
+
+def tile_masking_after_the_exponential(*args):
+    """Zeroing exp(s - m) after the fact is also exact here: not a mistake."""
+    return _tile(*args, zero_after=True)
+
+
+def test_tile_check_accepts_masking_after_the_exponential(capsys):
+    ok, line = run_check(check_tile_attention, tile_masking_after_the_exponential, capsys)
+    assert ok, line
+
+
+WRONG = [
+    (check_running_max_and_sum, sum_with_inverted_rescale, "l should be"),
+    (check_running_max_and_sum, sum_with_the_first_max_only, "m should be"),
+    (check_running_max_and_sum, sum_that_raises, "raised NotImplementedError"),
+    (check_merge, merge_weighted_by_l_only, "different maxima"),
+    (check_merge, merge_returning_nothing, "returned None"),
+    (check_merge, merge_with_transposed_weights, "differs from attention"),
+    (check_tile_kind, tile_kind_off_by_one, "sits at position"),
+    (check_tile_kind, tile_kind_always_diagonal, "you said 'diagonal'"),
+    (check_tile_attention, tile_reading_every_block, "Stop the loop"),
+    (check_tile_attention, tile_without_mask, "give them a score of -inf"),
+    (check_tile_attention, tile_with_positions_inside_the_tile, "not at i"),
+    (check_tile_attention, tile_with_strict_mask, "<=, not <"),
+    (check_tile_attention, tile_without_rescaling_the_accumulator, "accumulator must be multiplied"),
+    (check_tile_attention, tile_without_rescaling_the_sum, "differs from causal attention"),
+    (check_tile_attention, tile_returning_the_unnormalised_sum, "differs from causal attention"),
+    (check_tile_attention, tile_that_raises, "raised ValueError"),
+]
+
+
+@pytest.mark.parametrize("check, answer, words", WRONG, ids=[w[1].__name__ for w in WRONG])
+def test_check_rejects_a_plausible_wrong_answer_and_says_why(check, answer, words, capsys):
+    ok, line = run_check(check, answer, capsys)
+    assert not ok and line.startswith("✗ Not yet: ") and words in line, line

@@ -1,0 +1,132 @@
+"""What the built site offers a reader, checked in its HTML (the browser tests check the rest)."""
+
+import html
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from mkdocs.utils.meta import get_data
+
+from tests.support import ROOT
+from tools.source.chapters import chapters as discovered_chapters
+from tools.source.markdown import read_page
+
+DOCS = ROOT / "docs"
+
+
+def front_matter(page: Path) -> dict:
+    return get_data(page.read_text("utf8"))[1]
+
+
+def source_pages(built_site) -> dict[Path, str]:
+    """The pages written in docs/ (the blog plugin also generates archive pages elsewhere)."""
+    return {page: out for page, out in built_site.pages.items() if page.is_relative_to(DOCS)}
+
+
+def chapters() -> list[Path]:
+    return [p for p in sorted(DOCS.rglob("*.md")) if "level" in front_matter(p)]
+
+
+def test_every_page_with_a_description_has_it_as_meta_description(built_site):
+    for page, output in source_pages(built_site).items():
+        if page.suffix == ".md" and (description := front_matter(page).get("description")):
+            meta = re.search(r'<meta name="description" content="([^"]*)"', output)
+            assert meta and html.unescape(meta[1]) == description, page
+
+
+def test_no_page_loads_anything_from_another_host(built_site):
+    # What a browser fetches at load: scripts, images, frames, stylesheets and icons (a
+    # canonical link is only an address).
+    external = re.compile(
+        r'<(?:script|img|iframe)\b[^>]*\bsrc="(?:https?:)?//'
+        r'|<link\b(?=[^>]*\brel="(?:stylesheet|icon|preload|modulepreload)")[^>]*\bhref="(?:https?:)?//',
+        re.I,
+    )
+    for page, output in built_site.pages.items():
+        assert not external.search(output), f"{page} loads {external.search(output)[0]}"
+        # Material fetches the repository's stars from api.github.com for this component.
+        assert 'data-md-component="source"' not in output, page
+
+
+def test_chapter_pages_exist():
+    assert chapters(), "no page has `level` in its front matter"
+
+
+@pytest.mark.parametrize("page", chapters(), ids=lambda p: p.stem)
+def test_chapter_notebook_holds_exactly_the_page_blocks(page, built_site):
+    rel = page.relative_to(DOCS).with_suffix("")
+    nb = nbformat.read(built_site.site_dir / rel / f"{rel.name}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    assert code[0].startswith("%pip install")
+    assert nb.cells[1].cell_type == "markdown" and nb.cells[1].source.startswith("# ")  # a title
+    assert code[1:] == [block.code.rstrip("\n") for block in read_page(page, ROOT).blocks]
+
+
+def test_practice_notebooks_are_generated_linked_and_offered_as_ipynb(built_site):
+    practice = {p.stem: out for p, out in built_site.pages.items() if p.suffix == ".ipynb"}
+    expected = {c.number for c in discovered_chapters(ROOT) if c.practice_lines() is not None}
+    assert set(practice) == expected and expected
+    for number, output in practice.items():
+        target = built_site.site_dir / "practice" / number / f"{number}.ipynb"
+        nbformat.validate(nbformat.read(target, as_version=4))
+        assert f'<a href="{number}.ipynb" download>Download as notebook</a>' in output
+        assert '<meta name="description" content="Practice: ' in output
+    for chapter in discovered_chapters(ROOT):
+        html = built_site.pages[chapter.page.resolve()]
+        linked = f'href="../../practice/{chapter.number}/">Practice notebook</a>' in html
+        assert linked == (chapter.number in practice), chapter.number
+
+
+def test_every_page_has_an_edit_link_and_a_previous_or_next_link(built_site):
+    for page, output in source_pages(built_site).items():
+        src = page.relative_to(DOCS).as_posix()
+        if src.startswith(built_site.blog_dir + "/"):
+            continue  # Material's blog index lists posts; it has no edit action
+        assert re.search(rf'<a href="[^"]*/edit/main/docs/{re.escape(src)}"', output), src
+        assert 'class="md-footer__link' in output, src
+
+
+# One chapter is enough to prove that a downloaded notebook runs outside the repository:
+# the page test already runs every chapter's code, and chapter 5's timings would only be
+# measured twice (and on a busy machine, flake twice).
+@pytest.mark.parametrize("page", [DOCS / "chapters" / "ch02-self-attention.md"], ids=lambda p: p.stem)
+def test_chapter_notebook_runs_top_to_bottom_outside_the_repository(page, built_site, tmp_path, monkeypatch):
+    """As a reader's download would run, minus the install (no network here): the kernel
+    sees the package and nothing else of the repository, and starts in an empty directory."""
+    from nbclient import NotebookClient
+
+    (tmp_path / "site-packages").mkdir()
+    (tmp_path / "site-packages" / "attention").symlink_to(ROOT / "attention")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site-packages"))
+    (tmp_path / "work").mkdir()
+    rel = page.relative_to(DOCS).with_suffix("")
+    nb = nbformat.read(built_site.site_dir / rel / f"{rel.name}.ipynb", as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace("%pip install", "# %pip install", 1)
+    NotebookClient(nb, kernel_name="python3", timeout=300,
+                   resources={"metadata": {"path": str(tmp_path / "work")}}).execute()
+    assert not list((tmp_path / "work").iterdir()), "the notebook wrote files"
+
+
+def test_logo_and_favicon_are_the_course_svg(built_site):
+    assert (built_site.site_dir / "assets" / "logo.svg").read_text("utf8").startswith("<svg")
+    for page, output in source_pages(built_site).items():
+        assert re.search(r'<link rel="icon" href="[^"]*assets/logo\.svg"', output), page
+        assert re.search(r'<img src="[^"]*assets/logo\.svg" alt="logo">', output), page
+
+
+def test_names_and_ordinary_symbols_are_not_typeset_as_operators():
+    from tools.site.typeset import on_page_content
+
+    html = on_page_content(
+        '<span class="arithmatex">\\(\\operatorname{softmax}(x) = -\\infty\\)</span>', None, None, None
+    )
+    assert "<mi>softmax</mi>" in html and "<mi>&#x0221E;</mi>" in html and "<mo>softmax" not in html
+
+
+@pytest.mark.parametrize("page", chapters(), ids=lambda p: p.stem)
+def test_every_chapter_shows_its_header_as_html_not_as_code(page, built_site):
+    html = built_site.pages[page.resolve()]
+    assert html.count('<div class="chapter-facts"') == 1
+    assert "chapter-facts</span>" not in html and '"chapter-facts"</span>' not in html

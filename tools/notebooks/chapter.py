@@ -1,0 +1,93 @@
+"""A chapter page as a notebook to download.
+
+Its Python blocks (snippets expanded, exactly as the tests run them) become code cells,
+the prose between them Markdown cells; Output blocks are dropped, since running the
+notebook prints them again, and figures simply show (the page draws with plain
+Matplotlib). The first cell installs the package, so it runs anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urljoin
+
+import nbformat
+from mkdocs.utils.meta import get_data
+
+from tools.source.markdown import CONTAINER, first_h1, lift_containers, read_page
+
+FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+CONTAINER_TITLE = re.compile(r'^(?:!!!|\?\?\?\+?|===)\s+\S*\s*(?:"(?P<title>[^"]*)")?')
+
+
+# Packages a page may import besides the course's own (which needs only NumPy).
+EXTRAS = {"torch": re.compile(r"^\s*(?:import|from) torch\b", re.M),
+          "matplotlib": re.compile(r"^\s*(?:import|from) matplotlib\b", re.M)}
+LINK = re.compile(r"\]\((?![a-z]+:|#)(?P<path>[^)#\s]+)(?P<anchor>#[^)\s]*)?\)")
+
+
+def install_cell(repo_url: str, code: str) -> str:
+    """Install the package (and torch or matplotlib if the code imports them)."""
+    extras = "".join(f" {name}" for name, pattern in EXTRAS.items() if pattern.search(code))
+    return f'%pip install --quiet "attention-from-scratch @ git+{repo_url}"{extras}'
+
+
+def chapter_notebook(path: Path, root: Path, repo_url: str, page_url: str) -> nbformat.NotebookNode:
+    """The chapter at ``path`` as a notebook: install cell, then prose and code in page order.
+
+    ``page_url`` is the page's published address: relative links in the prose (to other
+    pages, to figures) are made absolute against it, so they work from a notebook too.
+    """
+    text = Path(path).read_text("utf8")
+    page = read_page(path, root)
+    lines = lift_containers(blank_front_matter(text)).split("\n")
+    cells = []
+    start = 0
+    for block in page.blocks:
+        cells.append(nbformat.v4.new_markdown_cell(prose(lines[start : block.line - 1], page_url)))
+        cells.append(nbformat.v4.new_code_cell(block.code.rstrip("\n")))
+        start = block.output_span[1] if block.output_span else block.end
+    cells.append(nbformat.v4.new_markdown_cell(prose(lines[start:], page_url)))
+    title = get_data(text)[1].get("title")
+    if title and not first_h1(blank_front_matter(text)):  # the title is in front matter only
+        cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
+    code = "\n".join(block.code for block in page.blocks)
+    cells.insert(0, nbformat.v4.new_code_cell(install_cell(repo_url, code)))
+    return notebook([cell for cell in cells if cell.source.strip()])
+
+
+def blank_front_matter(text: str) -> str:
+    """Blank out the YAML front matter, keeping the line count (block lines stay valid)."""
+    match = FRONT_MATTER.match(text)
+    return "\n" * match.group(0).count("\n") + text[match.end() :] if match else text
+
+
+def prose(lines: list[str], page_url: str) -> str:
+    """Markdown for Jupyter: Material's container lines (``??? question "..."``) become bold
+    titles, and relative links point at the published site."""
+    out = []
+    for line in lines:
+        if CONTAINER.match(line):
+            title = CONTAINER_TITLE.match(line.strip())
+            line = f"**{title['title']}**" if title and title["title"] else ""
+        line = LINK.sub(lambda m: f"]({published(m['path'], page_url)}{m['anchor'] or ''})", line)
+        out.append(line.replace("{{ tested_with }}", ""))
+    return "\n".join(out).strip("\n")
+
+
+def published(path: str, page_url: str) -> str:
+    """The address of ``path`` (relative to the Markdown file) on the published site."""
+    if path.endswith(".md"):  # directory URLs: chapters/ch05-x.md -> chapters/ch05-x/
+        path = path.removesuffix(".md")
+        path = path.removesuffix("index") if path.rsplit("/", 1)[-1] == "index" else path + "/"
+    return urljoin(page_url, "../" + path)  # the page's URL is one directory below its file's
+
+
+def notebook(cells: list) -> nbformat.NotebookNode:
+    """A notebook with stable cell ids, so the same page always gives the same file."""
+    for number, cell in enumerate(cells):
+        cell.id = f"cell-{number}"
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb

@@ -1,0 +1,95 @@
+"""The page checker: every Python block of every page runs, and prints what the page shows.
+
+A pytest plugin (``-p tools.pagecheck.plugin``) on top of pytest-markdown-docs, which
+collects one test per Python fence. It changes how a block runs (``checker.py``):
+
+* The blocks of a page share one namespace and run in page order, like a notebook.
+* A block's printed output is captured and compared with the ```` ```text title="Output" ````
+  block right after it (``outputs.py``); a mismatch fails with a unified diff and the
+  page's file and line; printing without an Output block fails too.
+* A fence ```` ```{.python figure="name"} ```` saves the figure the block drew and compares
+  it with ``docs/assets/figures/name.svg`` (``figures.py``).
+* ``pytest --update-outputs`` (``make outputs``) rewrites Output blocks and figures
+  (``update.py``).
+
+Blocks marked ```` ```{.python notest} ```` are not run (pseudo-code); keep them rare.
+
+pytest-markdown-docs has no public hook to run a block differently, so this module
+registers a runner through its private ``_runners`` module. The plugin is pinned exactly
+(requirements-dev.txt) and ``tests/checker/test_plugin_contract.py`` fails loudly if the
+private API it relies on changes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pytest_markdown_docs import _runners  # private API: pytest-markdown-docs is pinned exactly
+
+from tools.pagecheck.checker import Checker, PageCheckError
+from tools.pagecheck.update import write_outputs
+from tools.source.markdown import CourseMarkdown
+
+_checker: Checker | None = None
+
+
+@_runners.register_runner(default=True)
+class PageRunner(_runners.DefaultRunner):
+    """Runs a fence through the session's Checker instead of in a fresh namespace."""
+
+    def runtest(self, test, args, *, asyncio_runner=None):
+        assert _checker is not None, "tools.pagecheck.plugin is not configured"
+        _checker.run_block(test)
+
+    def repr_failure(self, test, excinfo, style=None):
+        if isinstance(excinfo.value, AssertionError) and type(excinfo.value) is not AssertionError:
+            return str(excinfo.value)  # PageCheckError, StaleFigure: the message says it all
+        return super().repr_failure(test, excinfo, style)
+
+
+def pytest_addoption(parser):
+    parser.getgroup("pagecheck").addoption(
+        "--update-outputs",
+        action="store_true",
+        default=False,
+        help="rewrite the Output blocks (and figures) of the pages from what their blocks do",
+    )
+
+
+def pytest_configure(config):
+    global _checker
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    _checker = Checker(Path(config.rootpath).resolve(), config.getoption("update_outputs"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_markdown_docs_markdown_it():
+    return CourseMarkdown(_checker.root if _checker else Path.cwd())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _checker is None:
+        return
+    if _checker.update:
+        for path in write_outputs(_checker):
+            print(f"\nupdated: {path}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _checker is None or not _checker.executions:
+        return
+    counts = list(_checker.executions.values())
+    terminalreporter.write_line(
+        f"pagecheck: {len(counts)} blocks on {len(_checker.runs)} pages; "
+        f"executions per block: min {min(counts)}, max {max(counts)}"
+    )
+
+
+def executions() -> dict[tuple[Path, int], int]:
+    """How many times each block ran in this session (for the machinery tests)."""
+    return dict(_checker.executions) if _checker else {}
+
+
+__all__ = ["PageCheckError", "PageRunner", "executions"]

@@ -1,0 +1,98 @@
+"""Discovery: the chapters, their exercises and self-checks, found by scanning the files.
+
+Nothing lists chapters or exercises by hand. A chapter is a page
+``docs/chapters/chNN-slug.md``. Its practice is the page's ``## Practice`` section: each
+exercise there is a starter block that includes ``exercises/chNN.py:exK-starter``,
+followed by a block that calls its self-check on the reader's function,
+``check_something(function_name)``; the check lives in ``attention/practice/chNN.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from tools.source.markdown import lift_containers, read_page
+
+PAGE_NAME = re.compile(r"^(?P<number>ch\d\d)-[a-z0-9-]+\.md$")
+STARTER = re.compile(r'--8<-- "exercises/(?P<file>ch\d\d)\.py:(?P<section>ex\d+)-starter"')
+CHECK_CALL = re.compile(r"^(?P<check>check_\w+)\((?P<function>\w+)\)$")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    chapter: str  # "ch02"
+    section: str  # "ex1": the exercise file's sections ex1-starter and ex1-solution
+    check: str  # the self-check's name in attention/practice/chNN.py
+    function: str  # the name of the function the reader writes
+    line: int  # the starter block's line on the page
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: str  # "ch02"
+    page: Path  # docs/chapters/ch02-self-attention.md
+    root: Path  # the repository
+
+    @property
+    def exercises_file(self) -> Path:
+        return self.root / "exercises" / f"{self.number}.py"
+
+    @property
+    def checks_module(self) -> str:
+        return f"attention.practice.{self.number}"
+
+    def practice_lines(self) -> tuple[int, int] | None:
+        """0-based [start, end) of the page's ``## Practice`` section, heading included."""
+        return practice_lines(self.page.read_text("utf8"))
+
+    def exercises(self) -> list[Exercise]:
+        span = self.practice_lines()
+        if span is None:
+            return []
+        page = read_page(self.page, self.root)
+        found = []
+        for block, after in zip(page.blocks, page.blocks[1:]):
+            starter = STARTER.search(block.source)
+            if starter and span[0] < block.line <= span[1]:
+                call = CHECK_CALL.match(after.code.strip())
+                if call is None:
+                    raise ValueError(
+                        f"{self.page}:{after.line}: the block after an exercise's starter "
+                        "must call its self-check on the reader's function, e.g. "
+                        "`check_attention_weights(attention_weights)`"
+                    )
+                found.append(Exercise(starter["file"], starter["section"], call["check"],
+                                      call["function"], block.line))
+        return found
+
+
+def practice_lines(text: str) -> tuple[int, int] | None:
+    """0-based [start, end) of the ``## Practice`` section of a page's Markdown."""
+    tokens = MarkdownIt("commonmark").parse(lift_containers(text))
+    start = None
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag in ("h1", "h2") and token.map:
+            if start is not None:
+                return start, token.map[0]
+            if token.tag == "h2" and tokens[i + 1].content.strip() == "Practice":
+                start = token.map[0]
+    return (start, len(text.split("\n"))) if start is not None else None
+
+
+def chapters(root: Path) -> list[Chapter]:
+    """Every chapter page under ``docs/chapters/``, in number order."""
+    found = []
+    for path in sorted((Path(root) / "docs" / "chapters").glob("*.md")):
+        match = PAGE_NAME.match(path.name)
+        if match:
+            found.append(Chapter(match["number"], path, Path(root)))
+    return found
+
+
+def chapter_of(page: Path, root: Path) -> Chapter | None:
+    match = PAGE_NAME.match(Path(page).name)
+    return Chapter(match["number"], Path(page), Path(root)) if match else None

@@ -1,0 +1,151 @@
+"""How the course's Markdown is read: fences, their options, and the snippets inside them.
+
+The page checker (``tools.pagecheck``), the site hooks (``tools.site``), the notebooks
+(``tools.notebooks``) and the tests all read pages through this module, so they agree
+with each other and with what MkDocs renders:
+
+* Fences nested in admonitions (``??? question``), collapsibles and content tabs are
+  indented by four spaces per level. CommonMark would read them as indented code, so we
+  lift each container's body to the left margin first (line numbers do not change).
+* ``--8<-- "path/file.py:section"`` lines inside a fence are expanded by
+  pymdownx.snippets itself, configured exactly as in ``mkdocs.yml``, so a test runs the
+  text a reader sees.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from tools.source.snippets import expand_snippets
+
+# `!!! note`, `??? question "..."`, `???+ tip`, `=== "NumPy"`: Material's block containers.
+CONTAINER = re.compile(r'^(?P<indent> *)(?:!!!|\?\?\?\+?|===)\s')
+FENCE = re.compile(r"^ *(?P<marker>`{3,}|~{3,})")
+# The Output block that holds a Python block's printed output.
+OUTPUT_INFO = re.compile(r'^text\s+title="Output"\s*$')
+PYTHON_LANGS = ("py", "python", "python3", "pycon")
+# Option words that only the page checker understands; they must never reach the HTML.
+CHECKER_OPTIONS = ("notest", "continuation")
+
+
+def lift_containers(text: str) -> str:
+    """Move the bodies of admonitions and tabs to the left margin, keeping every line number."""
+    out: list[str] = []
+    stack: list[int] = []  # body indentation of each open container
+    fence = ""  # the marker of the fence we are inside, if any
+    for line in text.split("\n"):
+        if line.strip() and not fence:
+            width = len(line) - len(line.lstrip(" "))
+            while stack and width < stack[-1]:
+                stack.pop()
+        shift = stack[-1] if stack else 0
+        out.append(line[shift:] if line[:shift].strip() == "" else line.lstrip(" "))
+        marker = FENCE.match(line)
+        if marker and (not fence or marker["marker"].startswith(fence)):
+            fence = "" if fence else marker["marker"]
+        elif not fence and (match := CONTAINER.match(line)):
+            stack.append(len(match["indent"]) + 4)
+    return "\n".join(out)
+
+
+class CourseMarkdown(MarkdownIt):
+    """CommonMark that sees fences inside containers and expands snippets in them."""
+
+    def __init__(self, root: Path):
+        super().__init__("commonmark")
+        self.root = Path(root)
+
+    def parse(self, src: str, env=None):
+        tokens = super().parse(lift_containers(src), env)
+        for token in tokens:
+            if token.type == "fence":
+                try:
+                    token.meta = {**(token.meta or {}), "source": token.content}
+                    token.content = expand_snippets(token.content, self.root)
+                except Exception as error:  # name the fence, then re-raise
+                    line = token.map[0] + 1 if token.map else "?"
+                    raise type(error)(f"in the fence opened on line {line}: {error}") from error
+        return tokens
+
+
+def first_h1(markdown: str) -> tuple[str, int] | None:
+    """The page's first level-1 heading, as (its text, the 0-based line just after it).
+
+    Read by the Markdown parser, so a ``# comment`` line inside a code block is no heading.
+    ``markdown`` is the page without its front matter (or with it blanked out).
+    """
+    tokens = MarkdownIt("commonmark").parse(lift_containers(markdown))
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h1" and token.map:
+            return tokens[i + 1].content, token.map[1]
+    return None
+
+
+ATTRIBUTE = re.compile(r'(?P<key>[\w-]+)="(?P<value>[^"]*)"')
+
+
+def fence_language(info: str) -> tuple[str, set[str]]:
+    """``python``, ``{.python notest}`` -> (language, option words)."""
+    info = ATTRIBUTE.sub("", info.strip())
+    if info.startswith("{"):
+        words = info.strip("{}").split()
+        lang = next((w[1:] for w in words if w.startswith(".")), "")
+        return lang, {w for w in words if not w.startswith(".")}
+    words = info.split()
+    lang = words[0] if words else ""
+    return lang, set(words[1:])
+
+
+def fence_attributes(info: str) -> dict[str, str]:
+    """``{.python title="a" figure="ch05-x"}`` -> {"title": "a", "figure": "ch05-x"}."""
+    return {m["key"]: m["value"] for m in ATTRIBUTE.finditer(info)}
+
+
+@dataclass
+class Block:
+    """One executable Python fence and the Output fence that follows it, if any."""
+
+    line: int  # 1-based line of the opening ``` of the Python fence
+    code: str
+    end: int  # 0-based index of the line after the Python fence's closing ```
+    output: str | None = None
+    output_span: tuple[int, int] | None = None  # 0-based [opener, after closer) of Output
+    attributes: dict[str, str] = field(default_factory=dict)  # title="...", figure="..."
+    source: str = ""  # the fence's text before snippets were expanded
+
+
+@dataclass
+class Page:
+    path: Path
+    blocks: list[Block]
+    not_run: list[int]  # lines of Python fences marked notest
+    fences: int  # every fence on the page, of any language
+
+
+def read_page(path: Path, root: Path) -> Page:
+    """All fences of a Markdown page, paired with their Output blocks."""
+    tokens = [t for t in CourseMarkdown(root).parse(Path(path).read_text("utf8")) if t.map]
+    fences = [t for t in tokens if t.type in ("fence", "code_block")]
+    blocks: list[Block] = []
+    not_run: list[int] = []
+    for i, token in enumerate(tokens):
+        if token.type != "fence":
+            continue
+        lang, options = fence_language(token.info)
+        if lang not in PYTHON_LANGS:
+            continue
+        if "notest" in options:
+            not_run.append(token.map[0] + 1)
+            continue
+        block = Block(line=token.map[0] + 1, code=token.content, end=token.map[1],
+                      attributes=fence_attributes(token.info), source=token.meta.get("source", ""))
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if nxt is not None and nxt.type == "fence" and OUTPUT_INFO.match(nxt.info.strip()):
+            block.output = nxt.content
+            block.output_span = (nxt.map[0], nxt.map[1])
+        blocks.append(block)
+    return Page(Path(path), blocks, not_run, len(fences))
