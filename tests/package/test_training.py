@@ -1,5 +1,5 @@
-"""Training the tiny model on the reverse task: it solves it, quickly, and the same
-seed gives the same run."""
+"""Training the tiny model on the reverse task: it solves it in under 20 s of CPU time
+(about 3 s here), and the same seed gives the same run, bit for bit."""
 
 import time
 
@@ -29,9 +29,9 @@ def test_adam_solves_the_reverse_task_in_seconds_and_deterministically():
     config, params = tiny_model(task)
     test_ids, test_targets = task.batch(np.random.default_rng(1), 1000)
     assert accuracy(params, config, test_ids, test_targets)[0] < 0.3  # chance: 1/8
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a busy shared machine only adds wall time
     losses = train(params, config, task, steps=200, batch_size=32, lr=3e-3, seed=0)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     tokens, sequences = accuracy(params, config, test_ids, test_targets)
     assert sequences >= 0.99 and tokens >= 0.998
     assert losses[-1] < 0.05 < 1.5 < losses[0]
