@@ -185,8 +185,11 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(browser, server):
     page.locator('div[data-run-block="1"] code').focus()
     page.keyboard.press("Control+A")
     page.keyboard.type("while True:\n    pass\n")
+    stop = page.locator('[data-run-bar="1"] button', has_text="Stop")
+    assert not stop.is_visible()  # Stop shows only while a block runs
     page.locator('[data-run-bar="1"] button', has_text="Run").click()
     page.wait_for_timeout(1500)
+    assert stop.is_visible()
     assert page.locator('div[data-run-block="1"]').get_attribute("data-run-status") == "running"
     page.locator('[data-run-bar="1"] button', has_text="Stop").click()
     page.wait_for_function(SETTLED, timeout=10_000)
