@@ -35,7 +35,7 @@ DOCS = ROOT / "docs"
 
 def run_block(page, index: int, timeout_ms: int = 300_000) -> None:
     """Press Run under block ``index`` and wait until nothing is running."""
-    page.locator(f'[data-run-bar="{index}"] button', has_text="Run").first.click()
+    page.locator(f'[data-run-bar="{index}"] button', has_text="Run").first.click(timeout=timeout_ms)
     page.wait_for_function(SETTLED, timeout=timeout_ms)
 
 
