@@ -150,3 +150,13 @@ def test_varying_marker_matches_numbers_only(expected, actual, same):
 def test_trailing_whitespace_and_blank_edges_are_ignored():
     assert output_matches("a\nb\n", "a  \nb\n\n")
     assert not output_matches("a\nb", "a\n\nb")
+
+
+def test_in_parallel_each_page_stays_whole_on_one_worker_and_counts_add_up(tmp_path):
+    for name in ("counting.md", "good.md", "exception.md", "snippet_src.py"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    result = run_pages(tmp_path, "-n", "2", "--dist", "loadfile", "-rA",
+                       "counting.md", "good.md", "exception.md")
+    output = result.stdout + result.stderr
+    assert "1 failed, 8 passed, 1 skipped" in output, output
+    assert "9 blocks on 3 pages; executions per block: min 1, max 1" in output, output

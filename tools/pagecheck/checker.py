@@ -48,6 +48,7 @@ class Checker:
         self.update = update
         self.runs: dict[Path, PageRun] = {}
         self.executions: dict[tuple[Path, int], int] = {}
+        self.pages_seen: set[Path] = set()  # pages run by xdist workers (controller only)
 
     def page_run(self, path: Path) -> PageRun:
         path = Path(path).resolve()
