@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from pytest_markdown_docs import _runners  # private API: pytest-markdown-docs is pinned exactly
 
-from tools.pagecheck.checker import Checker, PageCheckError
+from tools.pagecheck.checker import DEFAULT_TIMEOUT_S, Checker, PageCheckError
 from tools.pagecheck.update import write_outputs
 from tools.source.markdown import CourseMarkdown
 
@@ -56,12 +56,19 @@ def pytest_addoption(parser):
         default=False,
         help="rewrite the Output blocks (and figures) of the pages from what their blocks do",
     )
+    parser.getgroup("pagecheck").addoption(
+        "--block-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="seconds a page's block may run (a fence may say timeout=\"600\"); 0: no limit",
+    )
 
 
 def pytest_configure(config):
     global _checker
     os.environ.setdefault("MPLBACKEND", "Agg")
-    _checker = Checker(Path(config.rootpath).resolve(), config.getoption("update_outputs"))
+    _checker = Checker(Path(config.rootpath).resolve(), config.getoption("update_outputs"),
+                       config.getoption("block_timeout"))
 
 
 @pytest.hookimpl(tryfirst=True)
