@@ -6,7 +6,7 @@
 Everything runs in one process. For each case (heads, n, causal) the implementations
 take turns: one warm-up call each, then ``--repeats`` rounds in which every
 implementation runs once, so a slow moment of a shared machine hits all of them alike.
-We report the median of the rounds. Before each timed call we pause (PAUSE) so that the
+We report the median of the rounds. Before each timed call we pause (``pause_s``) so that the
 idle threads of the previous call (OpenBLAS, OpenMP) have stopped spinning.
 
 - numpy-plain: ``attention.attention`` (the full n x n score matrix).
@@ -19,10 +19,17 @@ idle threads of the previous call (OpenBLAS, OpenMP) have stopped spinning.
 Peak memory, measured in an extra, untimed call per implementation and case:
 NumPy with ``tracemalloc`` (NumPy reports its allocations to it): the peak of traced
 memory during the call, output included, inputs not. PyTorch's allocations are not
-traced, so for it we use the process's peak resident memory (VmHWM in
-/proc/self/status, reset through /proc/self/clear_refs) minus the resident memory
-before the call, with glibc told to give every block of 64 KiB or more fresh pages
-during that call. Both count the output and every temporary.
+traced, so for it we use a child process's peak resident memory (VmHWM in
+/proc/self/status, reset through /proc/self/clear_refs) minus its resident memory before
+the call. The child tells glibc to give every block of 64 KiB or more fresh pages, so
+that reused memory is counted too. That setting (``mallopt(M_MMAP_THRESHOLD)``) stays in
+force for the rest of a process and switches off glibc's dynamic threshold, which made
+the plain NumPy version of an earlier benchmark map and fault in fresh memory for every
+large temporary: so it is never made in the process that times anything.
+
+After the cases, the benchmark times plain and blocked NumPy again in a fresh process,
+side by side without pauses (``benchmarks/side_by_side.py``), and records how far those
+ratios are from its own.
 
 Achieved speed counts 4 n_q n_k d floating-point operations per head (two matrix
 products of 2 n_q n_k d each), and for causal attention only the allowed pairs,
@@ -33,12 +40,14 @@ float32 matrix products (NumPy and PyTorch, the faster counts), taken throughout
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -55,16 +64,44 @@ sys.path.insert(0, str(ROOT))
 from attention import attention, blocked_attention  # noqa: E402
 from attention._blas_threads import _bundled_openblas  # noqa: E402
 
-D = 64
-DTYPE = np.float32
-FULL_CASES = [(1, n) for n in (1024, 2048, 4096, 8192, 16384)] + [(8, 4096)]
-QUICK_CASES = [(1, 256), (1, 512), (2, 256)]
-IMPLS = ["numpy-plain", "numpy-blocked", "torch-sdpa", "torch-sdpa-math"]
-# After a call, OpenBLAS's idle threads keep spinning for about 0.1 s (2^28 cycles) and
-# PyTorch's OpenMP threads for a while too: on 2 cores they would steal time from the
-# next implementation in the round. A pause before each timed call lets them go to sleep.
-PAUSE = 0.2  # seconds
-MEMORY_LIMIT = 8 * 10**9  # skip a case whose score matrices would need more than this
+IMPLS = ("numpy-plain", "numpy-blocked", "torch-sdpa", "torch-sdpa-math")
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Everything that decides what the benchmark measures, in one place."""
+
+    # head dimension d of q, k and v
+    d: int = 64
+    # dtype of q, k and v (NumPy name); PyTorch shares the same memory
+    dtype: str = "float32"
+    # (heads, n) pairs; each is timed without a mask and causal
+    cases: tuple = tuple((1, n) for n in (1024, 2048, 4096, 8192, 16384)) + ((8, 4096),)
+    # implementations, timed in turns within each round
+    impls: tuple = IMPLS
+    # timed rounds per case; we report their median (round 0 only warms up)
+    repeats: int = 5
+    # seconds of sleep before each timed call: after a call OpenBLAS's idle threads
+    # spin for about 0.1 s and PyTorch's OpenMP threads for a while too; on 2 cores
+    # they would steal time from the next implementation in the round
+    pause_s: float = 0.2
+    # bytes: a case whose n x n arrays would need more than this is skipped
+    memory_limit: int = 8 * 10**9
+    # glibc blocks of this size or more get fresh pages in the PyTorch memory child
+    child_mmap_threshold: int = 64 * 1024
+    # rounds of 2048 x 2048 matrix products that measure the peak at the start
+    gemm_rounds: int = 5
+    # sample the peak again after every round of every case (the best is kept)
+    gemm_every_round: bool = True
+    # (heads, n) timed again in a fresh process, side by side, to check the ratios
+    cross_check_case: tuple = (1, 8192)
+    # timed rounds of that fresh-process check (best and median reported)
+    cross_check_rounds: int = 3
+
+
+FULL = Settings()
+QUICK = Settings(cases=((1, 256), (1, 512), (2, 256)), pause_s=0.02, gemm_rounds=3,
+                 gemm_every_round=False, cross_check_case=(1, 512), cross_check_rounds=5)
 RECORD_KEYS = ["impl", "heads", "n", "d", "dtype", "causal", "median_s", "peak_bytes", "gflops"]
 
 
@@ -74,11 +111,18 @@ def flops(heads: int, n: int, d: int, causal: bool) -> float:
     return 4.0 * heads * pairs * d
 
 
-def estimated_bytes(impl: str, heads: int, n: int) -> int:
+def estimated_bytes(impl: str, heads: int, n: int, settings: Settings = FULL) -> int:
     """A generous estimate of peak memory, used only to skip cases that would not fit."""
+    itemsize = np.dtype(settings.dtype).itemsize
     if impl in ("numpy-plain", "torch-sdpa-math"):
-        return 5 * heads * n * n * np.dtype(DTYPE).itemsize  # several n x n temporaries
-    return 10 * heads * n * D * np.dtype(DTYPE).itemsize
+        return 5 * heads * n * n * itemsize  # several n x n temporaries
+    return 10 * heads * n * settings.d * itemsize
+
+
+def make_inputs(heads: int, n: int, settings: Settings = FULL):
+    rng = np.random.default_rng(n + heads)
+    return [rng.standard_normal((heads, n, settings.d), dtype=np.dtype(settings.dtype))
+            for _ in range(3)]  # q, k, v: (heads, n, d) each
 
 
 def make_runner(impl: str, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool):
@@ -118,38 +162,61 @@ def _glibc():
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 
 
-def peak_memory(impl: str, run) -> tuple[int | None, str]:
-    """Peak extra memory of one call, in bytes, and how it was measured."""
+def traced_peak(run) -> int:
+    """Peak traced memory of one NumPy call, in bytes (output included, inputs not)."""
     gc.collect()
-    if impl.startswith("numpy"):
-        tracemalloc.start()
-        try:
-            result = run()
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        del result
-        return peak, "tracemalloc"
-    # PyTorch: resident memory. glibc would serve blocks up to 32 MB from memory that
-    # earlier calls freed but kept, which adds nothing to the resident size; for this
-    # one call every block of 64 KiB or more gets fresh pages, so it is counted.
-    libc = _glibc()
+    tracemalloc.start()
     try:
-        if libc is not None:
-            libc.mallopt(M_MMAP_THRESHOLD, 64 * 1024)
-            libc.malloc_trim(0)
-        before = _status_kib("VmRSS")
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # resets VmHWM, the peak resident size, to the current size
         result = run()
-        peak = _status_kib("VmHWM")
-        del result
-        return (peak - before) * 1024, "rss-peak-delta"
-    except (OSError, KeyError):
-        return None, "unavailable"
+        _, peak = tracemalloc.get_traced_memory()
     finally:
-        if libc is not None:
-            libc.mallopt(M_MMAP_THRESHOLD, 32 * 2**20)  # glibc's largest default
+        tracemalloc.stop()
+    del result
+    return peak
+
+
+def resident_peaks(jobs: list, settings: Settings) -> list:
+    """Peak extra resident memory of PyTorch calls, each (impl, heads, n, causal), in bytes.
+
+    Measured in a child process, because the allocator setting it needs would stay in
+    force in this one (see the module docstring). None where it cannot be measured.
+    """
+    if not jobs:
+        return []
+    request = json.dumps({"jobs": jobs, "settings": dataclasses.asdict(settings)})
+    child = subprocess.run([sys.executable, __file__, "--memory-child"], input=request,
+                           capture_output=True, text=True, check=True)
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def _memory_child() -> None:
+    """Runs in the child: read jobs on stdin, print their peaks as one JSON line."""
+    request = json.loads(sys.stdin.read())
+    keys = ("d", "dtype", "child_mmap_threshold")
+    settings = Settings(**{key: request["settings"][key] for key in keys})
+    libc = _glibc()
+    if libc is not None:
+        # glibc would serve blocks up to 32 MB from memory that earlier calls freed but
+        # kept, which adds nothing to the resident size: give blocks of 64 KiB or more
+        # fresh pages, so that every byte a call uses is counted.
+        libc.mallopt(M_MMAP_THRESHOLD, settings.child_mmap_threshold)
+    peaks = []
+    for impl, heads, n, causal in request["jobs"]:
+        run = make_runner(impl, *make_inputs(heads, n, settings), causal)
+        run()  # warm-up: PyTorch's one-time allocations are not the call's
+        gc.collect()
+        try:
+            if libc is not None:
+                libc.malloc_trim(0)
+            before = _status_kib("VmRSS")
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # resets VmHWM, the peak resident size, to the current size
+            result = run()
+            peaks.append((_status_kib("VmHWM") - before) * 1024)
+            del result
+        except (OSError, KeyError):
+            peaks.append(None)
+    print(json.dumps(peaks))
 
 
 class GemmPeak:
@@ -192,16 +259,17 @@ def blas_threads() -> int:
     return functions[0]() if functions else (os.cpu_count() or 1)
 
 
-def bench_case(heads: int, n: int, causal: bool, repeats: int, impls: list[str],
-               pause: float = 0.0, gemm: GemmPeak | None = None) -> list[dict]:
-    rng = np.random.default_rng(n + heads)
-    q, k, v = (rng.standard_normal((heads, n, D), dtype=DTYPE) for _ in range(3))  # (heads, n, d)
-    base = {"heads": heads, "n": n, "d": D, "dtype": np.dtype(DTYPE).name, "causal": causal}
+def bench_case(heads: int, n: int, causal: bool, settings: Settings = FULL,
+               gemm: GemmPeak | None = None, memory: bool = True) -> list[dict]:
+    """Time every implementation on one case, in turns; NumPy's peak memory too."""
+    q, k, v = make_inputs(heads, n, settings)
+    base = {"heads": heads, "n": n, "d": settings.d, "dtype": settings.dtype, "causal": causal}
     runners, records = {}, {}
-    for impl in impls:
+    for impl in settings.impls:
         record = {"impl": impl, **base, "median_s": None, "peak_bytes": None, "gflops": None}
-        if estimated_bytes(impl, heads, n) > MEMORY_LIMIT:
-            record.update(skipped=True, reason=f"would need more than {MEMORY_LIMIT / 1e9:.0f} GB")
+        if estimated_bytes(impl, heads, n, settings) > settings.memory_limit:
+            record.update(skipped=True,
+                          reason=f"would need more than {settings.memory_limit / 1e9:.0f} GB")
         else:
             runners[impl] = make_runner(impl, q, k, v, causal)
             record["skipped"] = False
@@ -209,29 +277,27 @@ def bench_case(heads: int, n: int, causal: bool, repeats: int, impls: list[str],
 
     times: dict[str, list[float]] = {impl: [] for impl in runners}
     order = list(runners)
-    for round_ in range(repeats + 1):  # round 0 is the warm-up
+    for round_ in range(settings.repeats + 1):  # round 0 is the warm-up
         # Rotate the order each round, so that no implementation always follows the same one.
         for impl in order[round_ % len(order):] + order[: round_ % len(order)]:
             run = runners[impl]
-            time.sleep(pause)  # let the previous call's idle threads stop spinning
+            time.sleep(settings.pause_s)  # let the previous call's idle threads stop spinning
             start = time.perf_counter()
             result = run()
             elapsed = time.perf_counter() - start
             del result
             if round_:
                 times[impl].append(elapsed)
-        if gemm is not None:
+        if gemm is not None and settings.gemm_every_round:
             gemm.sample()
 
-    work = flops(heads, n, D, causal)
+    work = flops(heads, n, settings.d, causal)
     for impl, run in runners.items():
         median = statistics.median(times[impl])
-        peak, method = peak_memory(impl, run)
-        records[impl].update(
-            median_s=median, peak_bytes=peak, gflops=work / median / 1e9,
-            times_s=times[impl], peak_method=method,
-        )
-    return [records[impl] for impl in impls]
+        records[impl].update(median_s=median, gflops=work / median / 1e9, times_s=times[impl])
+        if memory and impl.startswith("numpy"):
+            records[impl].update(peak_bytes=traced_peak(run), peak_method="tracemalloc")
+    return [records[impl] for impl in settings.impls]
 
 
 def median_of(records, impl: str, heads: int, n: int, causal: bool) -> float | None:
@@ -242,40 +308,83 @@ def median_of(records, impl: str, heads: int, n: int, causal: bool) -> float | N
     return None
 
 
+def causal_work_ratio(n: int) -> float:
+    """Scores computed without a mask over scores computed with the causal mask, for the
+    blocked kernel's default tiles: a ratio of work, not of time."""
+    from attention.blocked import BLOCK_K, BLOCK_Q, key_tiles
+
+    entries = 0
+    for q0 in range(0, n, BLOCK_Q):
+        bq = min(BLOCK_Q, n - q0)
+        for k0, k1, on_diagonal in key_tiles(q0, bq, n, BLOCK_K):
+            entries += (bq - (max(0, k0 - q0) if on_diagonal else 0)) * (k1 - k0)
+    return n * n / entries
+
+
 def summary_ratios(records) -> dict:
     """The time ratios the issue sets targets for (None when a case was not run)."""
     def divide(a, b):
         return None if a is None or b is None else a / b
 
+    def ratio(impl_a, impl_b, heads, n, causal):
+        return divide(median_of(records, impl_a, heads, n, causal),
+                      median_of(records, impl_b, heads, n, causal))
+
     blocked, plain, torch_fast = "numpy-blocked", "numpy-plain", "torch-sdpa"
     return {
-        # target: at most 2.0
-        "blocked_over_torch_8x4096": divide(
-            median_of(records, blocked, 8, 4096, False), median_of(records, torch_fast, 8, 4096, False)),
-        "blocked_over_torch_8x4096_causal": divide(
-            median_of(records, blocked, 8, 4096, True), median_of(records, torch_fast, 8, 4096, True)),
-        # target: at least 1.7
+        # target: at most 1.5
+        "blocked_over_torch_8x4096": ratio(blocked, torch_fast, 8, 4096, False),
+        "blocked_over_torch_8x4096_causal": ratio(blocked, torch_fast, 8, 4096, True),
+        "blocked_over_torch_8192": ratio(blocked, torch_fast, 1, 8192, False),
+        "blocked_over_torch_8192_causal": ratio(blocked, torch_fast, 1, 8192, True),
+        # time without a mask over time with the causal mask; and the same for work
         "blocked_causal_speedup_8192": divide(
             median_of(records, blocked, 1, 8192, False), median_of(records, blocked, 1, 8192, True)),
-        # target: at least 1.5
-        "plain_over_blocked_8192": divide(
-            median_of(records, plain, 1, 8192, False), median_of(records, blocked, 1, 8192, False)),
-        "plain_over_blocked_8192_causal": divide(
-            median_of(records, plain, 1, 8192, True), median_of(records, blocked, 1, 8192, True)),
+        "causal_work_ratio_8192": causal_work_ratio(8192),
+        "plain_over_blocked_8192": ratio(plain, blocked, 1, 8192, False),
+        "plain_over_blocked_8192_causal": ratio(plain, blocked, 1, 8192, True),
     }
+
+
+def cross_check(records, settings: Settings) -> dict:
+    """Time the cross-check case again in a fresh process, side by side without pauses,
+    and compare its ratios with this benchmark's (medians of both)."""
+    heads, n = settings.cross_check_case
+    script = Path(__file__).resolve().parent / "side_by_side.py"
+    child = subprocess.run(
+        [sys.executable, str(script), "--json", "--plain", "--cases", f"{heads}x{n}",
+         "--rounds", str(settings.cross_check_rounds)],
+        capture_output=True, text=True, check=True)
+    fresh = json.loads(child.stdout.strip().splitlines()[-1])[f"{heads}x{n}"]
+    check = {"case": [heads, n], "rounds": settings.cross_check_rounds, "ratios": {},
+             "fresh_median_s": {}}
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        med = {impl: statistics.median(t) for impl, t in fresh[str(causal)].items()}
+        check["fresh_median_s"][f"causal={causal}"] = med
+        ours = {impl: median_of(records, impl, heads, n, causal) for impl in med}
+        for name, (a, b) in {"plain_over_blocked": ("numpy-plain", "numpy-blocked"),
+                             "blocked_over_torch": ("numpy-blocked", "torch-sdpa")}.items():
+            if ours[a] is None or ours[b] is None:
+                continue
+            here, there = ours[a] / ours[b], med[a] / med[b]
+            check["ratios"][name + suffix] = {"benchmark": here, "fresh_process": there,
+                                              "relative_difference": abs(here / there - 1)}
+    return check
 
 
 def markdown_table(result: dict) -> str:
     """The results as a Markdown table, with the machine and versions above it."""
     peak = result["gemm_gflops"]
+    s = result["settings"]
     lines = [
         f"Measured {result['date']} on {result['machine']}, {result['cpu_count']} cores: "
         f"Python {result['python']}, NumPy {result['numpy']}, PyTorch {result['torch']}; "
         f"threads: PyTorch {result['threads']['torch']}, NumPy BLAS {result['threads']['numpy_blas']}. "
-        f"float32, d = {D}, median of {result['repeats']} interleaved runs. "
-        f"Matrix-multiply peak: {peak:.0f} GFLOP/s."
-        + (f" Load average (1 min) {result['load_average']['start']:.1f} at the start, "
-           f"{result['load_average']['end']:.1f} at the end." if "load_average" in result else ""),
+        f"{s['dtype']}, d = {s['d']}, median of {s['repeats']} interleaved runs. "
+        f"Matrix-multiply peak: {peak:.0f} GFLOP/s. "
+        f"Load average (1 min) {result['load_average']['start']:.1f} at the start, "
+        f"{result['load_average']['end']:.1f} at the end.",
         "",
         "| heads | n | causal | implementation | time (ms) | GFLOP/s | % of peak | peak memory (MiB) |",
         "|---:|---:|:---:|:---|---:|---:|---:|---:|",
@@ -292,23 +401,36 @@ def markdown_table(result: dict) -> str:
             + " | ".join(cells) + " |"
         )
     lines += ["", "NumPy peak memory: tracemalloc; PyTorch: peak resident memory minus resident "
-              "memory before the call. Both include the output."]
+              "memory before the call, in a separate process. Both include the output."]
+    check = result.get("cross_check")
+    if check and check["ratios"]:
+        heads, n = check["case"]
+        parts = [f"{name.replace('_', ' ')} {c['benchmark']:.2f} here, {c['fresh_process']:.2f} there"
+                 for name, c in check["ratios"].items()]
+        lines += ["", f"Cross-check: {heads} x {n:,} timed again in a fresh process, side by side "
+                  f"without pauses (median of {check['rounds']}): " + "; ".join(parts) + "."]
     return "\n".join(lines) + "\n"
 
 
-def run(quick: bool, repeats: int, out_dir: Path, cases=None) -> dict:
-    cases = cases or (QUICK_CASES if quick else FULL_CASES)
+def run(settings: Settings, out_dir: Path, stem: str = "results") -> dict:
     torch.manual_seed(0)
     load_before = os.getloadavg()[0]  # other programs compete for the same cores
     gemm = GemmPeak()
-    gemm.sample(rounds=3 if quick else 5)
+    gemm.sample(rounds=settings.gemm_rounds)
     records = []
-    for heads, n in cases:
+    for heads, n in settings.cases:
         for causal in (False, True):
-            records += bench_case(heads, n, causal, repeats, IMPLS, pause=0.02 if quick else PAUSE, gemm=None if quick else gemm)
-            done = [r for r in records[-len(IMPLS):] if not r["skipped"]]
+            records += bench_case(heads, n, causal, settings, gemm=gemm)
+            done = [r for r in records[-len(settings.impls):] if not r["skipped"]]
             print(f"heads={heads} n={n} causal={causal}: "
                   + ", ".join(f"{r['impl']} {r['median_s'] * 1e3:.1f} ms" for r in done), flush=True)
+    load_end = os.getloadavg()[0]
+    torch_records = [r for r in records if not r["skipped"] and r["impl"].startswith("torch")]
+    peaks = resident_peaks([[r["impl"], r["heads"], r["n"], r["causal"]] for r in torch_records],
+                           settings)
+    for r, peak in zip(torch_records, peaks):
+        r.update(peak_bytes=peak, peak_method="rss-peak-delta, child process")
+    check = cross_check(records, settings) if settings.cross_check_case else None
     result = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": f"{platform.machine()} {_cpu_name()}",
@@ -317,18 +439,16 @@ def run(quick: bool, repeats: int, out_dir: Path, cases=None) -> dict:
         "numpy": np.__version__,
         "torch": torch.__version__,
         "threads": {"torch": torch.get_num_threads(), "numpy_blas": blas_threads()},
-        "load_average": {"start": load_before, "end": os.getloadavg()[0]},
-        "quick": quick,
-        "repeats": repeats,
-        "pause_s": 0.02 if quick else PAUSE,
+        "load_average": {"start": load_before, "end": load_end},
+        "settings": dataclasses.asdict(settings),
         "gemm_gflops": max(gemm.best.values()),
         "gemm_gflops_by_library": gemm.best,
         "records": records,
+        "cross_check": check,
     }
     for r in records:
         r["fraction_of_peak"] = None if r["gflops"] is None else r["gflops"] / result["gemm_gflops"]
     result["ratios"] = summary_ratios(records)
-    stem = "results-quick" if quick else "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
     (out_dir / f"{stem}.md").write_text(markdown_table(result))
@@ -346,16 +466,22 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def main(argv=None) -> dict:
+def main(argv=None) -> dict | None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, finishes in seconds")
-    parser.add_argument("--repeats", type=int, default=5, help="timed rounds per case (>= 5)")
+    parser.add_argument("--repeats", type=int, default=FULL.repeats,
+                        help="timed rounds per case (>= 5)")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks")
+    parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.memory_child:
+        _memory_child()
+        return None
     if args.repeats < 5:
         parser.error("--repeats must be at least 5: the median of fewer is too noisy")
-    result = run(args.quick, args.repeats, args.out_dir)
-    print(json.dumps(result["ratios"], indent=1))
+    settings = dataclasses.replace(QUICK if args.quick else FULL, repeats=args.repeats)
+    result = run(settings, args.out_dir, "results-quick" if args.quick else "results")
+    print(json.dumps({"ratios": result["ratios"], "cross_check": result["cross_check"]}, indent=1))
     return result
 
 

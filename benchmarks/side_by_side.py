@@ -12,6 +12,7 @@ ratio blocked / PyTorch of each, and the load average (1 min) before and after.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -57,7 +58,17 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--cases", nargs="+", default=["8x4096", "1x8192"])
     parser.add_argument("--plain", action="store_true", help="also time plain NumPy attention")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON line: {case: {causal: {impl: [seconds, ...]}}}")
     args = parser.parse_args(argv)
+    if args.json:
+        result = {}
+        for case in args.cases:
+            heads, n = map(int, case.split("x"))
+            result[case] = {str(causal): measure(heads, n, causal, args.rounds, args.plain)
+                            for causal in (False, True)}
+        print(json.dumps(result))
+        return
     for case in args.cases:
         heads, n = map(int, case.split("x"))
         for causal in (False, True):

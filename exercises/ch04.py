@@ -3,7 +3,9 @@
 Each exercise has a `exN-starter` and a `exN-solution` section; the page includes them by
 snippet, and the practice tests run each section on its own (after the `imports` section)
 through its self-check. Starter and solution define the same name on purpose: the reader
-replaces the one with the other.
+replaces the one with the other. The `exN-wrong-*` sections are plausible wrong answers
+that the check must reject with the words after `# rejected with:`
+(tests/practice/test_wrong_answers.py).
 """
 
 # --8<-- [start:imports]
@@ -43,6 +45,41 @@ def top_p_filter(logits, p):
 # --8<-- [end:ex1-solution]
 
 
+# --8<-- [start:ex1-wrong-ascending]
+# rejected with: most likely
+def top_p_filter(logits, p):  # sorts the wrong way: keeps the least likely
+    order = np.argsort(logits)
+    probs = softmax(logits)[order]
+    keep = np.zeros(logits.shape, bool)
+    keep[order] = np.cumsum(probs) - probs < p
+    return np.where(keep, logits, -np.inf)
+# --8<-- [end:ex1-wrong-ascending]
+
+
+# --8<-- [start:ex1-wrong-may-keep-nothing]
+# rejected with: you keep 0 tokens
+def top_p_filter(logits, p):  # the rule is right, but p = 0 keeps nothing
+    order = np.argsort(logits)[::-1]
+    probs = softmax(logits)[order]
+    keep = np.zeros(logits.shape, bool)
+    keep[order] = np.cumsum(probs) - probs < p
+    return np.where(keep, logits, -np.inf)
+# --8<-- [end:ex1-wrong-may-keep-nothing]
+
+
+# --8<-- [start:ex1-wrong-returns-probabilities]
+# rejected with: keep their logits unchanged
+def top_p_filter(logits, p):  # renormalises instead of filtering logits
+    order = np.argsort(logits)[::-1]
+    probs = softmax(logits)[order]
+    keep_sorted = np.cumsum(probs) - probs < p
+    keep_sorted[0] = True
+    keep = np.zeros(logits.shape, bool)
+    keep[order] = keep_sorted
+    return np.where(keep, softmax(np.where(keep, logits, -np.inf)), -np.inf)
+# --8<-- [end:ex1-wrong-returns-probabilities]
+
+
 # --8<-- [start:ex2-starter]
 def decode_step(q, k, v, k_cache, v_cache):
     """One new token: q, k, v (n_heads, 1, d_head); caches (n_heads, n, d_head).
@@ -70,6 +107,35 @@ def decode_step(q, k, v, k_cache, v_cache):
 # --8<-- [end:ex2-solution]
 
 
+# --8<-- [start:ex2-wrong-top-left-mask]
+# rejected with: attended to the first 1 of the 6 keys
+def decode_step(q, k, v, k_cache, v_cache):  # PyTorch's is_causal alignment
+    k_cache = np.concatenate([k_cache, k], axis=-2)
+    v_cache = np.concatenate([v_cache, v], axis=-2)
+    mask = np.tril(np.ones((1, k_cache.shape[-2]), bool))
+    return attention(q, k_cache, v_cache, mask=mask), k_cache, v_cache
+# --8<-- [end:ex2-wrong-top-left-mask]
+
+
+# --8<-- [start:ex2-wrong-prepends]
+# rejected with: appended at the end
+def decode_step(q, k, v, k_cache, v_cache):  # right output, cache out of order
+    k_cache = np.concatenate([k, k_cache], axis=-2)
+    v_cache = np.concatenate([v, v_cache], axis=-2)
+    return attention(q, k_cache, v_cache), k_cache, v_cache
+# --8<-- [end:ex2-wrong-prepends]
+
+
+# --8<-- [start:ex2-wrong-unscaled]
+# rejected with: 1/sqrt(d_head)
+def decode_step(q, k, v, k_cache, v_cache):  # forgets 1/sqrt(d_head)
+    k_cache = np.concatenate([k_cache, k], axis=-2)
+    v_cache = np.concatenate([v_cache, v], axis=-2)
+    weights = softmax(q @ np.swapaxes(k_cache, -1, -2))
+    return weights @ v_cache, k_cache, v_cache
+# --8<-- [end:ex2-wrong-unscaled]
+
+
 # --8<-- [start:ex3-starter]
 def kv_cache_size(config, n_tokens, bytes_per_value=2):
     """Bytes of the KV cache of one sequence of n_tokens for this config
@@ -89,6 +155,31 @@ def kv_cache_size(config, n_tokens, bytes_per_value=2):
     per_token = 2 * config.n_layers * config.n_kv_heads * d_head  # K and V
     return per_token * n_tokens * bytes_per_value
 # --8<-- [end:ex3-solution]
+
+
+# --8<-- [start:ex3-wrong-query-heads]
+# rejected with: use n_kv_heads
+def kv_cache_size(config, n_tokens, bytes_per_value=2):  # ignores GQA
+    d_head = config.d_model // config.n_heads
+    per_token = 2 * config.n_layers * config.n_heads * d_head
+    return per_token * n_tokens * bytes_per_value
+# --8<-- [end:ex3-wrong-query-heads]
+
+
+# --8<-- [start:ex3-wrong-d-model]
+# rejected with: d_head
+def kv_cache_size(config, n_tokens, bytes_per_value=2):  # d_model per head
+    per_token = 2 * config.n_layers * config.n_kv_heads * config.d_model
+    return per_token * n_tokens * bytes_per_value
+# --8<-- [end:ex3-wrong-d-model]
+
+
+# --8<-- [start:ex3-wrong-one-layer]
+# rejected with: every layer
+def kv_cache_size(config, n_tokens, bytes_per_value=2):  # one layer only
+    d_head = config.d_model // config.n_heads
+    return 2 * config.n_kv_heads * d_head * n_tokens * bytes_per_value
+# --8<-- [end:ex3-wrong-one-layer]
 
 
 # --8<-- [start:ex4-starter]
@@ -120,3 +211,38 @@ def window_cache_step(k_kept, v_kept, k_new, v_new, window):
     keep = max(window - 1, 0)
     return keys, values, keys[len(keys) - keep:], values[len(values) - keep:]
 # --8<-- [end:ex4-solution]
+
+
+# --8<-- [start:ex4-wrong-keeps-everything]
+# rejected with: you keep 6 keys
+def window_cache_step(k_kept, v_kept, k_new, v_new, window):  # never trims
+    keys = np.concatenate([k_kept, k_new])
+    values = np.concatenate([v_kept, v_new])
+    return keys, values, keys, values
+# --8<-- [end:ex4-wrong-keeps-everything]
+
+
+# --8<-- [start:ex4-wrong-keeps-one-too-few]
+# rejected with: needs the last
+def window_cache_step(k_kept, v_kept, k_new, v_new, window):  # window - 2
+    keys = np.concatenate([k_kept, k_new])
+    values = np.concatenate([v_kept, v_new])
+    keep = window - 2
+    return keys, values, keys[len(keys) - keep:], values[len(values) - keep:]
+# --8<-- [end:ex4-wrong-keeps-one-too-few]
+
+
+# --8<-- [start:ex4-wrong-only-window-keys]
+# rejected with: window + chunk - 1
+def window_cache_step(k_kept, v_kept, k_new, v_new, window):  # the W-key bug
+    keys = np.concatenate([k_kept, k_new])[-window:]
+    values = np.concatenate([v_kept, v_new])[-window:]
+    return keys, values, keys, values
+# --8<-- [end:ex4-wrong-only-window-keys]
+
+
+# --8<-- [start:ex4-wrong-raises]
+# rejected with: raised NotImplementedError
+def window_cache_step(k_kept, v_kept, k_new, v_new, window):
+    raise NotImplementedError("todo")
+# --8<-- [end:ex4-wrong-raises]
