@@ -6,9 +6,10 @@ a 2-core machine, 2 threads x 2 BLAS threads fight over the cores, and OpenBLAS'
 spinning workers can make a run ten times slower. So while the threads run, BLAS gets
 one thread, and gets its old setting back afterwards.
 
-`threadpoolctl` does this for any BLAS when it is installed. Without it we call the
-thread-count functions of the OpenBLAS that NumPy's wheels bundle (scipy-openblas),
-through ctypes. If neither works (another BLAS, another build) nothing is changed.
+We call the thread-count functions of the OpenBLAS that NumPy's wheels bundle
+(scipy-openblas) through ctypes, which takes microseconds. For another BLAS we use
+`threadpoolctl` if it is installed (it scans the loaded libraries each time: milliseconds).
+If neither works nothing is changed.
 """
 
 import contextlib
@@ -46,22 +47,20 @@ def _bundled_openblas():
 @contextlib.contextmanager
 def single_threaded_blas():
     """Within this block NumPy's matrix products use one thread."""
-    try:
+    functions = _bundled_openblas()  # two ctypes calls: microseconds
+    if functions:
+        get, set_ = functions
+        before = get()
+        set_(1)
+        try:
+            yield
+        finally:
+            set_(before)
+        return
+    try:  # another BLAS: threadpoolctl knows them all (but takes milliseconds)
         from threadpoolctl import threadpool_limits
     except ImportError:
-        threadpool_limits = None
-    if threadpool_limits is not None:
-        with threadpool_limits(limits=1, user_api="blas"):
-            yield
-        return
-    functions = _bundled_openblas()
-    if not functions:
         yield
         return
-    get, set_ = functions
-    before = get()
-    set_(1)
-    try:
+    with threadpool_limits(limits=1, user_api="blas"):
         yield
-    finally:
-        set_(before)

@@ -110,7 +110,8 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
 
     # One task per (batch index, query tile). With a causal mask the later
     # query tiles see more keys; handing those out first balances the threads.
-    tasks = [(b, q0) for b in np.ndindex(batch) for q0 in range(0, n_q, block_q)]
+    tasks = [(b, q0) for b in np.ndindex(batch)
+             for q0 in range(0, n_q, block_q)]
     if causal:
         tasks.sort(key=lambda task: -task[1])
 
@@ -142,7 +143,7 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
 
 
 def _stage(k, v):
-    """[kᵀ; 1] (..., d + 1, n_k) and [v, 1] (..., n_k, d_v + 1), once per call."""
+    """[kᵀ; 1] (..., d + 1, n_k) and [v, 1] (..., n_k, d_v + 1): one copy."""
     *lead, n_k, d = k.shape
     k_ext = np.ones((*lead, d + 1, n_k), dtype=k.dtype)
     k_ext[..., :d, :] = np.swapaxes(k, -1, -2)  # (..., d, n_k)
@@ -166,8 +167,11 @@ def key_tiles(first_pos, bq, n_k, block_k):
         return [(k0, min(k0 + block_k, n_k), False)
                 for k0 in range(0, n_k, block_k)]
     k_end = max(0, min(n_k, first_pos + bq))  # keys at k_end and after: unseen
-    return [(k0, min(k0 + block_k, k_end), min(k0 + block_k, k_end) - 1 > first_pos)
-            for k0 in range(0, k_end, block_k)]
+    tiles = []
+    for k0 in range(0, k_end, block_k):
+        k1 = min(k0 + block_k, k_end)
+        tiles.append((k0, k1, k1 - 1 > first_pos))  # (start, end, on_diagonal)
+    return tiles
 # --8<-- [end:key_tiles]
 
 
@@ -190,7 +194,8 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
     pv = np.empty((bq, d_v + 1), dtype=dtype)  # one tile's [p @ v, sum of p]
     acc = np.zeros((bq, d_v + 1), dtype=dtype)  # running [sum p * v, sum p]
     m = np.full(bq, -np.inf, dtype=dtype)  # (bq,) running max of the scores
-    bias = mask_tile if mask_tile is not None and mask_tile.dtype != bool else None
+    floating = mask_tile is not None and mask_tile.dtype != bool
+    bias = mask_tile if floating else None  # an additive mask, or None
     started = False  # has every row seen a score (a finite m)?
 
     for k0, k1, on_diagonal in key_tiles(first_pos, bq, n_k, block_k):

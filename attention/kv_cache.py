@@ -86,6 +86,10 @@ class KVCache:
     their slots. ``advance(n_new)`` is called once per forward pass, after
     the last layer. With a ``window``, the cache then forgets every key no
     future query can see (keeping the first ``n_sinks`` slots).
+
+    np.concatenate copies the cache at every step, which keeps the code
+    plain; serving code preallocates the buffers and writes into them
+    (Hugging Face's StaticCache, vLLM's paged blocks).
     """
 
     def __init__(self, n_layers, *, window=None, n_sinks=0):

@@ -16,36 +16,41 @@ import numpy as np
 
 # --8<-- [start:causal_mask]
 def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
-    """Lower-triangular mask of shape (n_q, n_k): query i may attend to key j iff j <= its position.
+    """Lower-triangular mask (n_q, n_k): query i may see key j iff j <= its
+    position.
 
-    The mask is aligned bottom-right: the n_q queries are taken to be the *last* n_q
-    positions of the n_k keys, so query i sits at absolute position n_k - n_q + i and sees
-    keys 0 .. n_k - n_q + i. That is what a decoder needs when it scores new tokens
-    against a cache of earlier keys. With n_q == n_k it is the usual triangle, identical to
-    PyTorch's ``is_causal=True``. With n_q < n_k PyTorch's ``is_causal`` aligns top-left
+    The mask is aligned bottom-right: the n_q queries are taken to be the
+    *last* n_q positions of the n_k keys, so query i sits at absolute position
+    n_k - n_q + i and sees keys 0 .. n_k - n_q + i. That is what a decoder
+    needs when it scores new tokens against a cache of earlier keys. With
+    n_q == n_k it is the usual triangle, identical to PyTorch's
+    ``is_causal=True``. With n_q < n_k PyTorch's ``is_causal`` aligns top-left
     instead (query 0 sees key 0 only), which is a different mask.
     """
     n_k = n_q if n_k is None else n_k
     for name, n in (("n_q", n_q), ("n_k", n_k)):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"causal_mask: {name} must be a non-negative integer, got {n!r}")
-    # Query i may see key j when j <= i + (n_k - n_q): the diagonal shifted right.
+            raise ValueError(f"causal_mask: {name} must be a non-negative "
+                             f"integer, got {n!r}")
+    # Query i may see key j when j <= i + (n_k - n_q): the diagonal, shifted.
     return np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q)
 # --8<-- [end:causal_mask]
 
 
 # --8<-- [start:padding_mask]
 def padding_mask(lengths, n_k: int) -> np.ndarray:
-    """Mask of shape (batch, 1, 1, n_k) that is True on the real tokens of each sequence.
+    """Mask (batch, 1, 1, n_k), True on the real tokens of each sequence.
 
-    Sequence b holds ``lengths[b]`` real tokens followed by <pad> tokens up to ``n_k``.
-    The two axes of size 1 stand for heads and queries, so the mask broadcasts against
-    scores of shape (batch, heads, n_q, n_k): every head and every query of sequence b
-    ignores the same padded keys. For scores without a head axis, (batch, n_q, n_k), use
-    ``mask[:, 0]`` of shape (batch, 1, n_k).
+    Sequence b holds ``lengths[b]`` real tokens followed by <pad> tokens up to
+    ``n_k``. The two axes of size 1 stand for heads and queries, so the mask
+    broadcasts against scores of shape (batch, heads, n_q, n_k): every head and
+    every query of sequence b ignores the same padded keys. For scores without a
+    head axis, (batch, n_q, n_k), use ``mask[:, 0]`` of shape (batch, 1, n_k).
     """
-    if isinstance(n_k, bool) or not isinstance(n_k, (int, np.integer)) or n_k < 0:
-        raise ValueError(f"padding_mask: n_k must be a non-negative integer, got {n_k!r}")
+    if (isinstance(n_k, bool) or not isinstance(n_k, (int, np.integer))
+            or n_k < 0):
+        raise ValueError(f"padding_mask: n_k must be a non-negative integer, "
+                         f"got {n_k!r}")
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
         raise ValueError(
@@ -53,7 +58,8 @@ def padding_mask(lengths, n_k: int) -> np.ndarray:
             f"{lengths.shape} and dtype {lengths.dtype}"
         )
     if np.any(lengths < 0) or np.any(lengths > n_k):
-        raise ValueError(f"padding_mask: every length must lie in 0..n_k={n_k}, got {lengths}")
+        raise ValueError(f"padding_mask: every length must lie in "
+                         f"0..n_k={n_k}, got {lengths}")
     positions = np.arange(n_k)                           # (n_k,)
     real = positions[None, :] < lengths[:, None]         # (batch, n_k)
     return real[:, None, None, :]                        # (batch, 1, 1, n_k)

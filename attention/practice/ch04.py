@@ -129,8 +129,9 @@ def check_kv_cache_size(your_function):
                 return verdict(False, f"{name}, {n_tokens} tokens, {bpv} bytes per value: "
                                       f"{want:,} bytes, you said {got:,.0f}"
                                       + (f" ({hint})" if hint else ""))
-    return verdict(True, "2 x layers x kv heads x d_head x bytes per token: Llama 3 8B "
-                         "in bf16 keeps 128 KiB per token, 1 GiB at 8,192 tokens.")
+    return verdict(True, "2 x layers x kv heads x d_head x bytes per value, "
+                         "per token: Llama 3 8B in bf16 keeps 128 KiB per token, "
+                         "1 GiB at 8,192 tokens.")
 
 
 # Exercise 4 ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ TINY = dataclasses.replace(bench.QUICK, cases=((1, 64), (2, 32)))
 def quick_run(tmp_path_factory):
     """One tiny benchmark run in a fresh process, with the allocator probed around it."""
     out = tmp_path_factory.mktemp("bench")
-    child = subprocess.run([sys.executable, "-c", PROBE, str(ROOT / "benchmarks"), str(out)],
+    child = subprocess.run([sys.executable, "-c", PROBE, str(out)],
                            capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(child.stdout.strip().splitlines()[-1]), out
 
@@ -113,13 +113,12 @@ PROBE = textwrap.dedent("""
                 return not mapped(mib * 2**20)
         return False  # nothing below 32 MiB is mapped: a fixed threshold
 
-    sys.path.insert(0, sys.argv[1])
-    import bench
+    from benchmarks import bench  # run from the repository root
     seen = {"fresh": threshold_is_dynamic()}
     settings = dataclasses.replace(bench.QUICK, cases=((1, 64), (2, 32)),
                                    cross_check_case=(1, 64), cross_check_rounds=1,
                                    gemm_rounds=1)
-    bench.run(settings, __import__("pathlib").Path(sys.argv[2]), "results-quick")
+    bench.run(settings, __import__("pathlib").Path(sys.argv[1]), "results-quick")
     seen["after the benchmark"] = threshold_is_dynamic()
     libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: what the old benchmark did
     seen["after mallopt"] = threshold_is_dynamic()

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
-from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.generation import generate, left_pad
 from attention.kv_cache import KVCache
 from attention.model import forward
+# Chapter 3's float64 reference: HF's Llama rounds RMSNorm and RoPE to float32.
+from tests.package.test_model import llama_in_float64
 
 TOL = 1e-12
 NEW_TOKENS = 24
@@ -43,37 +44,6 @@ def hf_model(arch, seed=0):
     params = from_hf_state_dict({k: v.numpy() for k, v in model.state_dict().items()},
                                 config)
     return model, config, params
-
-
-class Float64Rotary(torch.nn.Module):
-    """LlamaRotaryEmbedding's formula without its casts to float32."""
-
-    def __init__(self, d_head, base):
-        super().__init__()
-        self.inv_freq = 1.0 / base ** (torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
-
-    def forward(self, x, position_ids):
-        freqs = position_ids[..., None].double() * self.inv_freq  # (batch, n, d_head/2)
-        emb = torch.cat((freqs, freqs), dim=-1)                    # (batch, n, d_head)
-        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
-
-
-def llama_in_float64(model):
-    """Hugging Face's Llama computes RMSNorm and the RoPE angles in float32 even in a
-    float64 model (chapter 3's tests found it). For logits to compare at 1e-10, swap
-    them for the same formulas in float64, as chapter 3's test_model.py does."""
-    for name, module in list(model.named_modules()):
-        if isinstance(module, LlamaRMSNorm):
-            norm = torch.nn.RMSNorm(module.weight.shape[0], eps=module.variance_epsilon,
-                                    dtype=torch.float64)
-            with torch.no_grad():
-                norm.weight.copy_(module.weight)
-            parent, _, attr = name.rpartition(".")
-            setattr(model.get_submodule(parent), attr, norm)
-    c = model.config
-    model.model.rotary_emb = Float64Rotary(c.hidden_size // c.num_attention_heads,
-                                           c.rope_parameters["rope_theta"])
-    return model
 
 
 @pytest.fixture(scope="module", params=["gpt2", "llama"])

@@ -164,7 +164,7 @@ def sdpa_reference(q, k, v, mask=None, causal=False, scale=None):
     n_q, n_k = q.shape[-2], k.shape[-2]
     if mask is not None and mask.ndim < 2:  # SDPA wants a mask of at least 2 dims
         mask = np.broadcast_to(mask, (n_q, n_k))
-    m = None if mask is None else torch.from_numpy(np.ascontiguousarray(mask))
+    m = None if mask is None else torch.from_numpy(np.array(mask))  # a writable copy
     if causal:
         allowed = torch.ones(n_q, n_k, dtype=torch.bool).tril(n_k - n_q)  # bottom-right
         if m is None:

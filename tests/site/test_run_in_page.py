@@ -35,7 +35,7 @@ DOCS = ROOT / "docs"
 
 def run_block(page, index: int, timeout_ms: int = 300_000) -> None:
     """Press Run under block ``index`` and wait until nothing is running."""
-    page.locator(f'[data-run-bar="{index}"] button', has_text="Run").first.click()
+    page.locator(f'[data-run-bar="{index}"] button', has_text="Run").first.click(timeout=timeout_ms)
     page.wait_for_function(SETTLED, timeout=timeout_ms)
 
 
@@ -185,8 +185,11 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(browser, server):
     page.locator('div[data-run-block="1"] code').focus()
     page.keyboard.press("Control+A")
     page.keyboard.type("while True:\n    pass\n")
+    stop = page.locator('[data-run-bar="1"] button', has_text="Stop")
+    assert not stop.is_visible()  # Stop shows only while a block runs
     page.locator('[data-run-bar="1"] button', has_text="Run").click()
     page.wait_for_timeout(1500)
+    assert stop.is_visible()
     assert page.locator('div[data-run-block="1"]').get_attribute("data-run-status") == "running"
     page.locator('[data-run-bar="1"] button', has_text="Stop").click()
     page.wait_for_function(SETTLED, timeout=10_000)

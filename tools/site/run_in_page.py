@@ -95,6 +95,36 @@ def global_names(statement: ast.stmt) -> tuple[set[str], set[str]]:
     return reads, binds
 
 
+def effects(statement: ast.stmt):
+    """(reads, binds) of a statement, in the order they happen.
+
+    A loop or ``with`` binds its target before its body reads it, and the statements of a
+    body run in order, so ``for T in temps: print(T)`` reads only ``temps`` from before.
+    """
+    def expression(node):
+        return global_names(ast.Expr(node))[0] if node is not None else set()
+
+    def targets(node):
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else set()
+
+    def body(statements):
+        for inner in statements:
+            yield from effects(inner)
+
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        yield expression(statement.iter), targets(statement.target)
+        yield from body(statement.body + statement.orelse)
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        for item in statement.items:
+            yield expression(item.context_expr), targets(item.optional_vars)
+        yield from body(statement.body)
+    elif isinstance(statement, (ast.If, ast.While)):
+        yield expression(statement.test), set()
+        yield from body(statement.body + statement.orelse)
+    else:
+        yield global_names(statement)
+
+
 def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[str | None]:
     """For each block in page order: None if it runs in the browser, else why not."""
     missing: dict[str, str] = {}  # name -> why a block that reads it cannot run
@@ -119,12 +149,13 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
                     else:  # importing works in the browser (a stand-in); using it does not
                         missing[name] = f"needs {WHAT.get(top, top)}"
                 continue
-            reads, binds = global_names(statement)
-            if reason is None:
-                reason = next((missing[name] for name in sorted(reads) if name in missing), None)
-            bound |= binds
-            for name in binds:
-                missing.pop(name, None)
+            for reads, binds in effects(statement):
+                if reason is None:
+                    reason = next((missing[name] for name in sorted(reads) if name in missing),
+                                  None)
+                bound |= binds
+                for name in binds:
+                    missing.pop(name, None)
         if reason is not None:
             for name in bound:  # what this block would have defined does not exist there
                 missing.setdefault(name, f"uses `{name}` from a block that does not run here")
