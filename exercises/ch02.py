@@ -122,3 +122,13 @@ def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
     out = out.transpose(1, 0, 2).reshape(n, d_model)  # (n, d_model)
     return out @ W_o
 # --8<-- [end:ex4-solution]
+
+
+# Plausible wrong answers its check must reject (tests/practice/test_wrong_answers.py);
+# never shown on the page.
+
+# --8<-- [start:ex3-wrong-not-causal]
+# rejected with: do not decide from `causal` alone
+def is_permutation_equivariant(x, W_q, W_k, W_v, perm, causal=False):
+    return not causal
+# --8<-- [end:ex3-wrong-not-causal]

@@ -149,3 +149,15 @@ def tile_attention(q_tile, k, v, q0, block):
         m = m_new
     return acc / l[:, None]
 # --8<-- [end:ex4-solution]
+
+
+# Plausible wrong answers its check must reject (tests/practice/test_wrong_answers.py);
+# never shown on the page.
+
+# --8<-- [start:ex1-wrong-two-pass]
+# rejected with: do it in one pass
+def running_max_and_sum(blocks):
+    m = max(float(np.max(block)) for block in blocks)  # first pass: the maximum
+    l = sum(float(np.exp(block - m).sum()) for block in blocks)  # second pass: the sum
+    return m, l
+# --8<-- [end:ex1-wrong-two-pass]

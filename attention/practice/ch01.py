@@ -9,7 +9,7 @@ silenced: the verdict says what went wrong.
 
 import numpy as np
 
-from attention.practice.verdict import call, verdict
+from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import logsumexp, softmax
 
 _TOL = dict(rtol=1e-10, atol=1e-10)
@@ -237,3 +237,6 @@ def check_product_shape(your_function):
                               f"you returned {got}")
     return verdict(True, f"all {len(_PRODUCTS)} products predicted, the "
                          "refused ones included.")
+
+
+guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

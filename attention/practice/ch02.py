@@ -12,7 +12,7 @@ from attention.multi_head import multi_head_attention
 from attention.scaled_dot_product import attention
 from attention.self_attention import self_attention
 from attention.softmax import softmax
-from attention.practice.verdict import call, verdict
+from attention.practice.verdict import call, guard_checks, verdict
 
 
 def _as_array(result, what):
@@ -122,7 +122,11 @@ def check_permutation_test(your_function):
     X = rng.normal(size=(5, 8))
     W_q, W_k, W_v = (rng.normal(size=(8, 4)) for _ in range(3))
     perm = np.array([1, 2, 0, 4, 3])  # a 3-cycle and a swap: its inverse is a different permutation
-    for causal, expected in ((False, True), (True, False)):
+    identity = np.arange(5)
+    # The identity "shuffle" moves nothing, so even with the causal mask the outputs match:
+    # an answer that only looks at `causal` (say, `return not causal`) says False there.
+    cases = ((perm, False, True), (perm, True, False), (identity, True, True))
+    for perm, causal, expected in cases:
         got, problem = call(your_function, X, W_q, W_k, W_v, perm, causal=causal)
         if problem:
             return verdict(False, problem)
@@ -131,6 +135,8 @@ def check_permutation_test(your_function):
         if bool(got) != expected:
             if not causal:
                 return verdict(False, f"without a mask your test says {bool(got)} for perm {perm}, but the outputs do move with the tokens: which row of the original output belongs to row i of the permuted one?")
+            if expected:
+                return verdict(False, f"with the causal mask and the identity perm {perm} (nothing moves) your test says False, but the outputs are equal: compare the outputs, do not decide from `causal` alone")
             return verdict(False, f"with the causal mask your test says {bool(got)}, but the first token now sees different tokens, so the outputs cannot simply move")
     return verdict(True, "without a mask the outputs move with the tokens; with the causal mask they do not.")
 
@@ -158,3 +164,6 @@ def check_multi_head_scale(your_function):
     if results[1] <= 1e-10:
         return verdict(False, f"one head matches, but with 4 heads (d_head = 4) your output is off by up to {results[4]:.2f}: which length should the scores be scaled by?")
     return verdict(False, f"even with one head your output is off by up to {results[1]:.2f}")
+
+
+guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

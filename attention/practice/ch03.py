@@ -15,7 +15,7 @@ from attention.feed_forward import mlp
 from attention.model import ModelConfig
 from attention.norms import layer_norm, rms_norm
 from attention.parameters import count_parameters
-from attention.practice.verdict import call, verdict
+from attention.practice.verdict import call, guard_checks, verdict
 
 
 def _array(result, what, shape):
@@ -252,3 +252,6 @@ def _check_block(your_function):
     diff = np.abs(got - expected).max()
     return verdict(False, f"your block's output is off by up to {diff:.2f} (outputs are of size {scale:.1f}): "
                           "follow one token's path from x to the output; what does the residual connection add the branch to?")
+
+
+guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

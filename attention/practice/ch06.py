@@ -11,7 +11,7 @@ import numpy as np
 
 from attention.backward import attention_backward, softmax_backward
 from attention.masks import causal_mask
-from attention.practice.verdict import call, verdict
+from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import softmax
 
 
@@ -180,3 +180,6 @@ def check_fixed_backward(your_function):
     elif "dq" in wrong and "dk" in wrong:
         said += ": both come from dS, so the bug is at or before dS"
     return verdict(False, said)
+
+
+guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

@@ -39,6 +39,8 @@ def checked(tmp_path_factory):
     for path in FIXTURES.iterdir():
         shutil.copy(path, folder / path.name)
     (folder / "roundtrip.md").unlink()  # it is run separately, in update mode
+    for name in ("state_a.md", "state_b.md"):  # run separately, in both orders
+        (folder / name).unlink()
     report = folder / "report.xml"
     result = run_pages(folder, f"--junitxml={report}", "-rA", ".")
     outcomes = {}
@@ -136,11 +138,25 @@ def test_update_outputs_rewrites_creates_drops_and_round_trips(tmp_path):
     [
         ("t = ~1.5 ms", "t = 12.25 ms", True),
         ("t = ~1.5 ms", "t = 1e-05 ms", True),
-        ("| 512 |   ~0.12 |", "| 512 |  10.5 |", True),
+        ("| 512 |   ~0.12 |", "| 512 |  10.5 |", True),  # padding before a marker may shrink
+        ("| 512 |   ~0.12 |", "| 512 |      10.5 |", True),  # or grow
         ("t = ~1.5 ms", "t = fast ms", False),
         ("n = 512, ~1.5 ms", "n = 1024, 1.5 ms", False),
         ("approx ~ 3", "approx ~ 3", True),
         ("[0.5 0.25]", "[0.5 0.26]", False),
+        # A marker stands for one whole number; the literal text around it must match.
+        ("[~0.1 2 ~0.8 8]", "[0.12 0.88]", False),
+        ("[~0.1 ~2 ~0.8 ~8]", "[0.12 0.88]", False),
+        ("~1 ~2", "12", False),
+        ("a ~1", "a1", False),
+        ("x=~1;", "x=-5;", True),
+        ("~1 ms", "1.5 ms", True),
+        ("~1 ms", "1.5 ms total", False),
+        ("(~1)", "( 1)", False),
+        # An escaped tilde is a tilde; an unescaped one before a number is a marker.
+        ("about \\~3 ms", "about ~3 ms", True),
+        ("about \\~3 ms", "about ~4 ms", False),
+        ("about ~3 ms", "about ~3 ms", False),
     ],
 )
 def test_varying_marker_matches_numbers_only(expected, actual, same):
@@ -150,3 +166,129 @@ def test_varying_marker_matches_numbers_only(expected, actual, same):
 def test_trailing_whitespace_and_blank_edges_are_ignored():
     assert output_matches("a\nb\n", "a  \nb\n\n")
     assert not output_matches("a\nb", "a\n\nb")
+
+
+def test_in_parallel_each_page_stays_whole_on_one_worker_and_counts_add_up(tmp_path):
+    for name in ("counting.md", "good.md", "exception.md", "snippet_src.py"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    result = run_pages(tmp_path, "-n", "2", "--dist", "loadfile", "-rA",
+                       "counting.md", "good.md", "exception.md")
+    output = result.stdout + result.stderr
+    assert "1 failed, 8 passed, 1 skipped" in output, output
+    assert "9 blocks on 3 pages; executions per block: min 1, max 1" in output, output
+
+
+# The holes of issue 9, each with a fixture page that passed (or was ignored) before ------
+
+def test_a_fence_indented_by_a_tab_inside_an_admonition_runs(checked):
+    outcomes, _ = checked
+    assert [state for _, state, _ in outcomes["tabs"]] == ["passed"]
+
+
+def test_a_fence_highlighted_as_python_that_would_not_run_is_refused(checked):
+    outcomes, _ = checked
+    [(name, state, message)] = outcomes["alias"]
+    assert state == "error" and "line 3" in message and "```Python" in message
+    assert "write ```python" in message
+
+
+def test_a_pycon_transcript_is_never_run(checked):
+    outcomes, _ = checked
+    assert [state for _, state, _ in outcomes["pycon"]] == ["passed"]  # only the real block
+
+
+@pytest.mark.parametrize("page, line", [("orphan_prose", 9), ("orphan_double", 11)])
+def test_an_output_block_not_directly_after_its_python_block_fails(checked, page, line):
+    outcomes, _ = checked
+    [(name, state, message)] = outcomes[page]
+    assert state == "error" and f"line {line}: an Output block must directly follow" in message
+
+
+def test_an_unclosed_fence_is_refused_naming_its_line(checked):
+    outcomes, _ = checked
+    [(name, state, message)] = outcomes["unclosed"]
+    assert state == "error" and "line 11: the fence opened here (```) is never closed" in message
+
+
+def test_a_tilde_before_a_number_is_written_with_a_backslash(checked):
+    outcomes, _ = checked
+    assert [state for _, state, _ in outcomes["tilde"]] == ["passed"]
+    [(name, state, message)] = outcomes["tilde_unescaped"]
+    assert state == "failed"
+    assert "does not match the printed 'about ~3 ms'" in message  # never an empty diff
+    assert "write \\~ for a tilde" in message
+
+
+def test_a_block_that_runs_too_long_fails_with_a_clear_timeout(checked):
+    outcomes, _ = checked
+    [(name, state, message)] = outcomes["timeout"]
+    assert state == "failed" and "ran longer than 1 s" in message and 'timeout="2"' in message
+
+
+def test_os_exit_in_a_block_fails_the_block_instead_of_ending_the_run(checked):
+    outcomes, _ = checked
+    assert [state for _, state, _ in outcomes["exit"]] == ["failed", "skipped"]
+    assert "called os._exit(0)" in outcomes["exit"][0][2]
+
+
+def test_stderr_and_warnings_fail_unless_the_fence_allows_them(checked):
+    outcomes, _ = checked
+    states = [(state, message) for _, state, message in outcomes["stderr"]]
+    assert states[0][0] == "failed" and "it wrote to stderr:\nto stderr" in states[0][1]
+    assert states[1][0] == "failed" and "UserWarning: a warning from the page" in states[1][1]
+    assert states[2][0] == "passed"
+
+
+@pytest.mark.parametrize("order", [("state_a.md", "state_b.md"), ("state_b.md", "state_a.md")])
+def test_pages_do_not_leak_state_into_each_other_in_either_order(tmp_path, order):
+    for name in order:
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    result = run_pages(tmp_path, *order)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
+
+
+def update(tmp_path, text: str, name="page.md", newline="\n"):
+    page = tmp_path / name
+    page.write_bytes(text.replace("\n", newline).encode("utf8"))
+    result = run_pages(tmp_path, name, "--update-outputs")
+    return result, page.read_bytes().decode("utf8")
+
+
+def test_update_writes_an_output_fence_longer_than_any_backticks_in_the_output(tmp_path):
+    result, text = update(tmp_path, '# Page\n\n```python\nprint("```")\n```\n')
+    assert result.returncode == 0, result.stdout
+    assert '````text title="Output"\n```\n````' in text
+    assert run_pages(tmp_path, "page.md").returncode == 0
+
+
+def test_update_keeps_an_output_fences_length(tmp_path):
+    page = '# Page\n\n```python\nprint(2)\n```\n\n`````text title="Output"\n1\n`````\n'
+    result, text = update(tmp_path, page)
+    assert result.returncode == 0 and '`````text title="Output"\n2\n`````' in text
+
+
+def test_update_keeps_a_crlf_page_crlf(tmp_path):
+    result, text = update(tmp_path, "# Page\n\n```python\nprint(3)\n```\n", newline="\r\n")
+    assert result.returncode == 0, result.stdout
+    assert "print(3)\r\n" in text and '```text title="Output"\r\n3\r\n```' in text
+    assert "\n" not in text.replace("\r\n", "")
+
+
+def test_update_refuses_a_page_with_an_unclosed_fence_and_leaves_it_alone(tmp_path):
+    original = (FIXTURES / "unclosed.md").read_text("utf8")
+    result, text = update(tmp_path, original)
+    assert result.returncode != 0 and "line 11" in result.stdout + result.stderr
+    assert text == original
+
+
+def test_update_does_not_redraw_the_figures_of_a_page_whose_blocks_failed(tmp_path):
+    page = ('# Page\n\n```{.python figure="demo"}\nimport matplotlib.pyplot as plt\n'
+            'plt.plot([1, 2])\n```\n\n```python\nraise ValueError("broken")\n```\n')
+    result, _ = update(tmp_path, page)
+    assert result.returncode != 0
+    assert not (tmp_path / "docs" / "assets" / "figures" / "demo.svg").exists()
+    fixed = page.replace('raise ValueError("broken")', "x = 1")
+    result, _ = update(tmp_path, fixed)
+    assert result.returncode == 0 and (tmp_path / "docs" / "assets" / "figures" / "demo.svg").exists()
+    assert run_pages(tmp_path, "page.md").returncode == 0  # and now it is current

@@ -36,3 +36,17 @@ def test_every_block_that_does_not_run_is_listed_with_a_reason():
 def test_pages_have_executable_blocks():
     counts = {str(p.relative_to(ROOT)): len(read_page(p, ROOT).blocks) for p in pages()}
     assert counts["docs/index.md"] >= 2 and counts["README.md"] >= 1, counts
+
+
+def test_code_shown_on_pages_fits_80_columns():
+    """Code lines on the pages, package snippets included, fit the content column (the
+    browser test checks the rendered result at 1280 px; this names the line)."""
+    from tools.source.markdown import CourseMarkdown, fence_language
+
+    long = []
+    for path in pages():
+        for token in CourseMarkdown(ROOT).parse(path.read_text("utf8")):
+            if token.type == "fence" and token.map and fence_language(token.info)[0] != "text":
+                long += [f"{path.relative_to(ROOT)}:{token.map[0] + 1}: {line}"
+                         for line in token.content.split("\n") if len(line) > 80]
+    assert not long, "code lines over 80 characters:\n" + "\n".join(long)

@@ -71,10 +71,18 @@ def problems_of(seen: Visit, base: str, html: str) -> list[str]:
     return found
 
 
+DESKTOP = {"width": 1280, "height": 900}
+# The longest line of every code or Output block in the content that scrolls sideways.
+WIDE_BLOCKS = """() => [...document.querySelectorAll('.md-content pre, .md-content pre > code')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent.split('\\n').reduce((a, b) => (b.length > a.length ? b : a), ''))"""
+
+
 @dataclass
 class PageReport:
     problems: list  # what is wrong with the page on a desktop screen
     phone_width: int  # document width at a 390-px viewport
+    wide_blocks: list  # code or Output blocks that scroll sideways at 1280 px: longest lines
 
 
 @pytest.fixture(scope="session")
@@ -88,9 +96,11 @@ def page_reports(browser, server, built_site) -> dict[str, PageReport]:
         seen.page.wait_for_load_state("networkidle")
         html = (built_site.site_dir / path / "index.html").read_text("utf8")
         problems = problems_of(seen, server, html)
+        seen.page.set_viewport_size(DESKTOP)
+        wide = seen.page.evaluate(WIDE_BLOCKS)
         seen.page.set_viewport_size(PHONE)
         width = seen.page.evaluate("document.documentElement.scrollWidth")
-        reports[path or "/"] = PageReport(problems, width)
+        reports[path or "/"] = PageReport(problems, width, wide)
         seen.page.context.close()
     return reports
 
@@ -99,6 +109,12 @@ def test_every_page_loads_with_no_error_and_nothing_from_outside(page_reports):
     assert CHAPTER_2 in page_reports, f"chapter 2 was not built: {sorted(page_reports)}"
     problems = {path: r.problems for path, r in page_reports.items() if r.problems}
     assert not problems, problems
+
+
+def test_no_code_or_output_block_scrolls_sideways_at_1280_px(page_reports):
+    wide = {path: sorted(set(r.wide_blocks)) for path, r in page_reports.items() if r.wide_blocks}
+    assert not wide, ("code or Output blocks that scroll sideways in a 1280-px window (keep "
+                      f"lines to about 80 characters; a wide table can be a table): {wide}")
 
 
 def test_every_page_fits_a_390_px_phone_without_sideways_scrolling(page_reports):

@@ -60,3 +60,21 @@ def test_math_is_typeset_at_build_time(built_site):
     for page, html in built_site.pages.items():
         assert '<span class="arithmatex">\\(' not in html, page
         assert '<div class="arithmatex">\\[' not in html, page
+
+
+def test_render_check_compares_block_by_block_not_only_counts(tmp_path):
+    from tools.pagecheck.render import render_problems
+
+    page = tmp_path / "page.md"
+    page.write_text('# Page\n\n```python\nx = 1\n```\n\n```text\nhello\n```\n', "utf8")
+    good = ('<div class="language-python highlight"><pre><code>x = 1\n</code></pre></div>'
+            '<div class="language-text highlight"><pre><code>hello\n</code></pre></div>')
+    assert render_problems(page, good, tmp_path) == []
+    # Two code blocks, as many as fences (the old check passed), but not the same ones.
+    swapped = ('<div class="language-text highlight"><pre><code>hello\n</code></pre></div>'
+               '<div class="language-python highlight"><pre><code>x = 1\n</code></pre></div>')
+    problems = render_problems(page, swapped, tmp_path)
+    assert any("line 3: a ```python fence rendered as text" in p for p in problems), problems
+    other = good.replace("hello", "goodbye")
+    problems = render_problems(page, other, tmp_path)
+    assert any("line 7: the ```text fence rendered with other content" in p for p in problems), problems

@@ -1,8 +1,12 @@
 """Comparing what a block printed with the Output block the page shows.
 
-Trailing whitespace and blank lines at either end are ignored. A number written ``~3.1``
-in an Output block is a varying value (a timing, the memory of this machine): it matches
-any number, and nothing else varies.
+Trailing whitespace and blank lines at either end are ignored; everything else must be
+equal, except varying numbers. ``~3.1`` in an Output block stands for one number (a
+timing, the memory of this machine): it matches any single number, which may take more
+or less room to its left (the spaces before a marker are a column's padding: at least one
+stays one), and nothing else. The text around it must match exactly, as on a line without
+a marker, and the number is whole: ``~1 ~2`` never matches ``12``. ``\\~`` is a literal tilde
+(output that really shows ``~3``).
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from __future__ import annotations
 import re
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-VARYING = re.compile(r"~(" + NUMBER + ")")
+VARYING = re.compile(r"(?<!\\)~(" + NUMBER + ")")
+# A marker or an escaped tilde, in the order they appear.
+TOKEN = re.compile(r"\\~|~(" + NUMBER + ")")
 
 
 def output_matches(expected: str, actual: str) -> bool:
@@ -19,17 +25,36 @@ def output_matches(expected: str, actual: str) -> bool:
     return len(exp) == len(act) and all(line_matches(e, a) for e, a in zip(exp, act))
 
 
+def line_pattern(expected: str) -> str:
+    """The regular expression of one expected line: literal text, ``~N`` markers, ``\\~``."""
+    pattern, at = "", 0
+    for match in TOKEN.finditer(expected):
+        literal = expected[at : match.start()]
+        if match.group(0) == "\\~":
+            pattern += re.escape(literal) + "~"
+        else:  # one whole number; the spaces before it are padding (a right-aligned column)
+            padded = literal.rstrip(" ")
+            pattern += re.escape(padded) + (" +" if padded != literal else "")
+            pattern += r"(?<![\d.])" + NUMBER + r"(?![\d.])"
+        at = match.end()
+    return pattern + re.escape(expected[at:])
+
+
 def line_matches(expected: str, actual: str) -> bool:
-    if "~" not in expected or not VARYING.search(expected):
+    if "~" not in expected:
         return expected == actual
-    parts = VARYING.split(expected)  # literal, number, literal, number, ..., literal
-    pattern = ""
-    for i, part in enumerate(parts):
-        if i % 2:
-            pattern += r"\s*" + NUMBER  # a varying number may change its width
-        else:
-            pattern += r"\s*".join(re.escape(word) for word in re.split(r"\s+", part))
-    return re.fullmatch(pattern, actual) is not None
+    return re.fullmatch(line_pattern(expected), actual) is not None
+
+
+def unmatched_lines(expected: str, actual: str) -> list[str]:
+    """Why two outputs differ, line by line (for when a diff of the texts shows nothing)."""
+    exp, act = normalise(expected), normalise(actual)
+    if len(exp) != len(act):
+        return [f"the page shows {len(exp)} lines, the block printed {len(act)}"]
+    return [f"line {n}: the page's {e!r} does not match the printed {a!r}"
+            + (" (~ before a number is a varying-number marker; write \\~ for a tilde)"
+               if VARYING.search(e) else "")
+            for n, (e, a) in enumerate(zip(exp, act), 1) if not line_matches(e, a)]
 
 
 def normalise(text: str) -> list[str]:

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from pytest_markdown_docs import _runners  # private API: pytest-markdown-docs is pinned exactly
 
-from tools.pagecheck.checker import Checker, PageCheckError
+from tools.pagecheck.checker import DEFAULT_TIMEOUT_S, Checker, PageCheckError
 from tools.pagecheck.update import write_outputs
 from tools.source.markdown import CourseMarkdown
 
@@ -56,17 +56,30 @@ def pytest_addoption(parser):
         default=False,
         help="rewrite the Output blocks (and figures) of the pages from what their blocks do",
     )
+    parser.getgroup("pagecheck").addoption(
+        "--block-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="seconds a page's block may run (a fence may say timeout=\"600\"); 0: no limit",
+    )
 
 
 def pytest_configure(config):
     global _checker
     os.environ.setdefault("MPLBACKEND", "Agg")
-    _checker = Checker(Path(config.rootpath).resolve(), config.getoption("update_outputs"))
+    _checker = Checker(Path(config.rootpath).resolve(), config.getoption("update_outputs"),
+                       config.getoption("block_timeout"))
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_markdown_docs_markdown_it():
     return CourseMarkdown(_checker.root if _checker else Path.cwd())
+
+
+# Under pytest-xdist, `make test` uses `--dist loadfile`: every test of a file, a page's
+# blocks included, goes to one worker, in order, so each block runs exactly once. (Not
+# `--dist loadgroup` with xdist_group marks: xdist 3.8 tags the group onto `item._nodeid`,
+# which pytest 9.2 no longer reads, so the groups are silently ignored.)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -75,14 +88,31 @@ def pytest_sessionfinish(session, exitstatus):
     if _checker.update:
         for path in write_outputs(_checker):
             print(f"\nupdated: {path}")
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: report its pages to the controller
+        workeroutput["pagecheck_executions"] = [
+            [str(path), index, count] for (path, index), count in _checker.executions.items()
+        ]
+        workeroutput["pagecheck_pages"] = [str(path) for path in _checker.runs]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist controller: gather each worker's execution counts, for the summary line."""
+    output = getattr(node, "workeroutput", {}) or {}
+    for path, index, count in output.get("pagecheck_executions", []):
+        key = (Path(path), index)
+        _checker.executions[key] = _checker.executions.get(key, 0) + count
+    _checker.pages_seen.update(Path(p) for p in output.get("pagecheck_pages", []))
 
 
 def pytest_terminal_summary(terminalreporter):
     if _checker is None or not _checker.executions:
         return
     counts = list(_checker.executions.values())
+    pages = len(_checker.pages_seen | set(_checker.runs))
     terminalreporter.write_line(
-        f"pagecheck: {len(counts)} blocks on {len(_checker.runs)} pages; "
+        f"pagecheck: {len(counts)} blocks on {pages} pages; "
         f"executions per block: min {min(counts)}, max {max(counts)}"
     )
 

@@ -2,11 +2,15 @@
 
 Every Output block is rewritten from the actual output; missing ones are created and empty
 ones dropped. Lines whose varying numbers still match are kept as they are, so a second
-run changes nothing. A page with a failing block keeps its outputs and figures.
+run changes nothing. It never damages a page: a page with a failing block keeps its
+outputs and figures; a page whose fences do not parse cleanly (an unclosed fence) never
+runs, so it is never rewritten; an Output fence keeps its length and is always longer than
+any run of backticks in the output; a CRLF page stays CRLF.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tools.pagecheck.checker import Checker
@@ -23,14 +27,18 @@ def write_outputs(checker: Checker) -> list[Path]:
         for name, data in run.figures.items():
             if (written := write_figure(checker.root, name, data)) is not None:
                 changed.append(written)
-        lines = path.read_text("utf8").split("\n")
+        with open(path, encoding="utf8", newline="") as file:
+            original = file.read()
+        newline = "\r\n" if "\r\n" in original else "\n"
+        lines = original.replace("\r\n", "\n").split("\n")
         for index in sorted(run.actual, reverse=True):  # bottom-up keeps line numbers valid
             block, actual = run.page.blocks[index], run.actual[index]
             text = new_output_text(block.output, actual)
             fence_line = lines[block.line - 1]
             indent = fence_line[: len(fence_line) - len(fence_line.lstrip())]
             body = [indent + line if line else "" for line in text.split("\n")]
-            new = [indent + '```text title="Output"', *body, indent + "```"]
+            fence = fence_for(text, lines[block.output_span[0]] if block.output_span else "")
+            new = [indent + fence + 'text title="Output"', *body, indent + fence]
             if block.output_span is not None:
                 start, end = block.output_span
                 if not text:  # the block no longer prints: drop the Output block
@@ -41,8 +49,17 @@ def write_outputs(checker: Checker) -> list[Path]:
                     lines[start:end] = new
             elif text:
                 lines[block.end : block.end] = ["", *new]
-        new_text = "\n".join(lines)
-        if new_text != path.read_text("utf8"):
-            path.write_text(new_text, "utf8")
+        new_text = newline.join(lines)
+        if new_text != original:
+            with open(path, "w", encoding="utf8", newline="") as file:
+                file.write(new_text)
             changed.append(path)
     return changed
+
+
+def fence_for(text: str, old_opener: str) -> str:
+    """Backticks for an Output fence: as long as the old one, and longer than any run of
+    backticks in the output (so the output cannot close its own fence)."""
+    old = re.match(r"\s*(`{3,})", old_opener)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, len(old[1]) if old else 0, longest + 1)

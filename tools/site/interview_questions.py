@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from markdown.extensions.toc import slugify
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils.meta import get_data
 
@@ -45,15 +46,52 @@ def anchor(text: str) -> str:
     return "q-" + slugify(text, "-")
 
 
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def question_lines(markdown: str) -> list[tuple[int, re.Match]]:
+    """(0-based line, match) of every question outside code fences (a fence may show the
+    question syntax as an example)."""
+    found, fence = [], ""
+    for number, line in enumerate(markdown.split("\n")):
+        marker = FENCE.match(line)
+        if marker and (not fence or marker[1].startswith(fence)):
+            fence = "" if fence else marker[1]
+        elif not fence and (match := QUESTION.match(line)):
+            found.append((number, match))
+    return found
+
+
 def questions(markdown: str) -> list[str]:
-    return [match["text"] for match in QUESTION.finditer(markdown)]
+    return [match["text"] for _, match in question_lines(markdown)]
+
+
+def question_problems(markdown: str) -> list[str]:
+    """An empty answer or a question asked twice on the page."""
+    lines = markdown.split("\n")
+    problems, seen = [], set()
+    for number, match in question_lines(markdown):
+        text, indent = match["text"], len(match["indent"]) + 4
+        if anchor(text) in seen:
+            problems.append(f"line {number + 1}: the question {text!r} is asked twice")
+        seen.add(anchor(text))
+        answer = []
+        for line in lines[number + 1 :]:
+            if line.strip() and len(line) - len(line.lstrip()) < indent:
+                break
+            answer.append(line.strip())
+        if not "".join(answer):
+            problems.append(f"line {number + 1}: the question {text!r} has no answer "
+                            f"(indent it by {indent} spaces under the question)")
+    return problems
 
 
 def add_anchors(markdown: str) -> str:
     """Put an anchor before every question (a blank line keeps the collapsible a block)."""
-    return QUESTION.sub(
-        lambda m: f'{m["indent"]}<a id="{anchor(m["text"])}"></a>\n\n{m[0]}', markdown
-    )
+    lines = markdown.split("\n")
+    for number, match in reversed(question_lines(markdown)):
+        lines[number:number] = [f'{match["indent"]}<a id="{anchor(match["text"])}"></a>', ""]
+    return "\n".join(lines)
 
 
 def chapter_title(markdown: str, fallback: str) -> str:
@@ -82,6 +120,15 @@ def on_files(files, config):
         for f in files.documentation_pages()
         if f.src_uri.startswith(CHAPTERS) and f.src_uri.endswith(".md")
     )
+    asked: dict[str, str] = {}
+    for src_uri, markdown in chapters:
+        if problems := question_problems(markdown):
+            raise PluginError(f"{src_uri}: " + "; ".join(problems))
+        for text in questions(markdown):
+            if anchor(text) in asked:
+                raise PluginError(f"{src_uri}: the question {text!r} is also asked in "
+                                  f"{asked[anchor(text)]}")
+            asked[anchor(text)] = src_uri
     files.append(File.generated(config, PAGE, content=questions_page(chapters)))
     return files
 

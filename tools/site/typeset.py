@@ -7,6 +7,7 @@ import html
 import re
 
 from latex2mathml.converter import convert
+from mkdocs.exceptions import PluginError
 
 INLINE_MATH = re.compile(r'<span class="arithmatex">\\\((.+?)\\\)</span>', re.S)
 DISPLAY_MATH = re.compile(r'<div class="arithmatex">\\\[(.+?)\\\]</div>', re.S)
@@ -16,9 +17,30 @@ DISPLAY_MATH = re.compile(r'<div class="arithmatex">\\\[(.+?)\\\]</div>', re.S)
 NOT_AN_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,}|&#x0221E;|&#x02202;|&#x02207;|&#x02205;)</mo>")
 
 
-def typeset(match, display):
+def to_mathml(tex: str, display: bool) -> str:
+    """MathML for ``tex``; a ValueError saying why when it is not valid TeX."""
+    depth = 0
+    for char in tex.replace("\\{", "").replace("\\}", ""):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            break
+    if depth != 0:
+        raise ValueError("unbalanced braces")
+    try:
+        mathml = convert(tex, display="block" if display else "inline")
+    except Exception as error:
+        raise ValueError(f"{type(error).__name__} {error}".strip()) from None
+    if unknown := re.findall(r">(\\[A-Za-z]+)<", mathml):
+        raise ValueError(f"unknown command {unknown[0]}")
+    return mathml
+
+
+def typeset(match, display, where="a page"):
     tex = html.unescape(match.group(1)).strip()
-    mathml = convert(tex, display="block" if display else "inline")
+    try:
+        mathml = to_mathml(tex, display)
+    except ValueError as error:
+        raise PluginError(f"{where}: the formula {tex!r} cannot be typeset: {error}") from None
     mathml = NOT_AN_OPERATOR.sub(r"<mi>\1</mi>", mathml)
     mathml = mathml.replace("<math ", f'<math aria-label="{html.escape(tex)}" ', 1)
     if display:
@@ -27,5 +49,6 @@ def typeset(match, display):
 
 
 def on_page_content(content, page, config, files):
-    content = DISPLAY_MATH.sub(lambda m: typeset(m, display=True), content)
-    return INLINE_MATH.sub(lambda m: typeset(m, display=False), content)
+    where = page.file.src_uri if page is not None else "a page"
+    content = DISPLAY_MATH.sub(lambda m: typeset(m, display=True, where=where), content)
+    return INLINE_MATH.sub(lambda m: typeset(m, display=False, where=where), content)

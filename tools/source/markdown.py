@@ -27,9 +27,18 @@ CONTAINER = re.compile(r'^(?P<indent> *)(?:!!!|\?\?\?\+?|===)\s')
 FENCE = re.compile(r"^ *(?P<marker>`{3,}|~{3,})")
 # The Output block that holds a Python block's printed output.
 OUTPUT_INFO = re.compile(r'^text\s+title="Output"\s*$')
-PYTHON_LANGS = ("py", "python", "python3", "pycon")
+# The languages pytest-markdown-docs collects (exactly these, lower case): they run.
+PYTHON_LANGS = ("py", "python", "python3")
+# Other spellings the site would highlight as Python: refused, since they would not run.
+# A ``pycon`` transcript (``>>>`` prompts) is shown and never executed.
+PYTHON_LOOKALIKES = {"python", "py", "py3", "python3", "python2", "py2", "ipython",
+                     "ipython2", "ipython3", "sage", "pyi", "bazel", "starlark"}
 # Option words that only the page checker understands; they must never reach the HTML.
 CHECKER_OPTIONS = ("notest", "continuation")
+
+
+class PageFormatError(ValueError):
+    """A page whose fences the checker refuses: the message names the line and the fix."""
 
 
 def lift_containers(text: str) -> str:
@@ -37,7 +46,7 @@ def lift_containers(text: str) -> str:
     out: list[str] = []
     stack: list[int] = []  # body indentation of each open container
     fence = ""  # the marker of the fence we are inside, if any
-    for line in text.split("\n"):
+    for line in normalise_source(text).split("\n"):
         if line.strip() and not fence:
             width = len(line) - len(line.lstrip(" "))
             while stack and width < stack[-1]:
@@ -52,6 +61,46 @@ def lift_containers(text: str) -> str:
     return "\n".join(out)
 
 
+def normalise_source(text: str) -> str:
+    """As Python-Markdown reads a page: LF line ends, tabs expanded to 4 columns (so a fence
+    indented by a tab inside an admonition is in the admonition, as on the site)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(4)
+
+
+def check_fences(tokens, lines: list[str]) -> None:
+    """Refuse what would make a page pass while wrong: an unclosed fence, a fence the site
+    highlights as Python that would not run, an Output block that does not directly follow
+    the Python block whose output it shows."""
+    previous = None
+    for token in tokens:
+        if token.type != "fence" or not token.map:
+            if token.map or token.nesting != -1:  # closing tags carry no map; skip them
+                previous = token
+            continue
+        line = token.map[0] + 1
+        closing = lines[token.map[1] - 1].strip() if token.map[1] - 1 < len(lines) else ""
+        marker = token.markup
+        if token.map[1] - token.map[0] < 2 or not (
+            closing.startswith(marker) and set(closing) == {marker[0]}
+        ):
+            raise PageFormatError(f"line {line}: the fence opened here ({marker}) is never "
+                                  f"closed: add a closing {marker} line")
+        lang, options = fence_language(token.info)
+        if lang not in PYTHON_LANGS and lang.lower() in PYTHON_LOOKALIKES:
+            raise PageFormatError(f"line {line}: ```{lang} is highlighted as Python but is not "
+                                  "run by the checker: write ```python")
+        if OUTPUT_INFO.match(token.info.strip()):
+            ok = (previous is not None and previous.type == "fence"
+                  and fence_language(previous.info)[0] in PYTHON_LANGS
+                  and "notest" not in fence_language(previous.info)[1])
+            if not ok:
+                raise PageFormatError(
+                    f"line {line}: an Output block must directly follow the Python block "
+                    "whose output it shows (no prose and no other block between)"
+                )
+        previous = token
+
+
 class CourseMarkdown(MarkdownIt):
     """CommonMark that sees fences inside containers and expands snippets in them."""
 
@@ -60,7 +109,9 @@ class CourseMarkdown(MarkdownIt):
         self.root = Path(root)
 
     def parse(self, src: str, env=None):
-        tokens = super().parse(lift_containers(src), env)
+        lifted = lift_containers(src)
+        tokens = super().parse(lifted, env)
+        check_fences(tokens, lifted.split("\n"))
         for token in tokens:
             if token.type == "fence":
                 try:

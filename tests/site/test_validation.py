@@ -1,0 +1,133 @@
+"""A contributor's mistake fails the site build, naming the file and what is wrong.
+
+Each hook's check is called directly on a small page (fast); one fixture build shows that a
+failing check does abort `mkdocs build --strict`.
+"""
+
+import shutil
+from types import SimpleNamespace
+
+import pytest
+from mkdocs.exceptions import Abort, PluginError
+
+from tests.support import ROOT, build_site
+from tools.site import front_matter, interview_questions, stamp, typeset
+
+CHAPTER = """---
+title: A chapter
+description: What it is about.
+level: Beginner
+learn:
+  - one thing
+assumes:
+  - another
+---
+
+# A chapter
+"""
+
+
+def page(src_uri="chapters/ch09-x.md", path=None):
+    return SimpleNamespace(file=SimpleNamespace(src_uri=src_uri, abs_src_path=str(path) if path else None))
+
+
+@pytest.mark.parametrize("text, words", [
+    (CHAPTER, None),
+    ("\n" + CHAPTER, "must start on the first line"),
+    (CHAPTER.replace("level: Beginner", "level: [Beginner"), "not valid YAML"),
+    (CHAPTER.replace("level: Beginner\n", ""), "field `level` is missing or empty"),
+    (CHAPTER.replace("level: Beginner", "level:"), "field `level` is missing or empty"),
+    (CHAPTER.replace("level: Beginner", "level: Expert"), "field `level` must be one of"),
+    (CHAPTER.replace("learn:\n  - one thing", "learn: one thing"), "field `learn` must be a list"),
+    (CHAPTER.replace("assumes:\n  - another", "assumes: another"), "field `assumes` must be a list"),
+    ("# No front matter\n", "no front matter"),
+])
+def test_front_matter_is_checked_against_one_schema(tmp_path, text, words):
+    path = tmp_path / "ch09-x.md"
+    path.write_text(text, "utf8")
+    if words is None:
+        assert front_matter.on_page_markdown("", page(path=path), None, None) == ""
+        return
+    with pytest.raises(PluginError, match="chapters/ch09-x.md: ") as error:
+        front_matter.on_page_markdown("", page(path=path), None, None)
+    assert words in str(error.value)
+
+
+def test_a_page_that_is_not_a_chapter_may_have_no_front_matter(tmp_path):
+    path = tmp_path / "about.md"
+    path.write_text("# About\n", "utf8")
+    front_matter.on_page_markdown("", page("about.md", path), None, None)
+
+
+QUESTIONS = '''# Chapter
+
+??? question "Why?"
+    Because.
+
+```markdown
+??? question "Shown as an example, inside a fence"
+```
+'''
+
+
+def test_question_syntax_inside_a_code_fence_is_not_a_question():
+    assert interview_questions.questions(QUESTIONS) == ["Why?"]
+    anchored = interview_questions.add_anchors(QUESTIONS)
+    assert anchored.count("<a id=") == 1 and interview_questions.question_problems(QUESTIONS) == []
+
+
+@pytest.mark.parametrize("text, words", [
+    ('??? question "Empty?"\n\nNext paragraph.\n', "line 1: the question 'Empty?' has no answer"),
+    ('??? question "Twice?"\n    Yes.\n\n??? question "Twice?"\n    Again.\n', "is asked twice"),
+])
+def test_an_empty_answer_or_a_duplicate_question_is_a_problem(text, words):
+    assert any(words in problem for problem in interview_questions.question_problems(text))
+
+
+def test_a_question_asked_in_two_chapters_fails_the_build(tmp_path):
+    docs = tmp_path / "docs" / "chapters"
+    docs.mkdir(parents=True)
+    for name in ("ch01-a.md", "ch02-b.md"):
+        (docs / name).write_text('# T\n\n??? question "Same?"\n    Yes.\n', "utf8")
+    files = SimpleNamespace(documentation_pages=lambda: [
+        SimpleNamespace(src_uri=f"chapters/{p.name}", abs_src_path=str(p)) for p in sorted(docs.iterdir())])
+    with pytest.raises(PluginError, match="chapters/ch02-b.md: the question 'Same\\?' is also asked in chapters/ch01-a.md"):
+        interview_questions.on_files(files, None)
+
+
+@pytest.mark.parametrize("markdown", ["{{ tested_width }}", "{{tested_with}}", "{{ tested with }}"])
+def test_a_misspelled_stamp_fails(markdown):
+    with pytest.raises(PluginError, match=r"chapters/ch09-x.md: unknown placeholder \{\{"):
+        stamp.on_page_markdown(f"Text\n\n{markdown}\n", page(), None, None)
+
+
+def test_placeholders_in_code_are_left_alone():
+    text = "Write `{{ x }}`.\n\n```python\nprint('{{ y }}')\n```\n\n{{ tested_with }}\n"
+    assert "Tested with" in stamp.on_page_markdown(text, page(), None, None)
+
+
+@pytest.mark.parametrize("tex, words", [
+    (r"\frac{a", "unbalanced braces"),
+    (r"x^", "MissingSuperScriptOrSubscriptError"),
+    (r"\sqrtt{x}", r"unknown command \sqrtt"),
+])
+def test_an_invalid_formula_fails_naming_the_page_and_the_formula(tex, words):
+    html = f'<p><span class="arithmatex">\\({tex}\\)</span></p>'
+    with pytest.raises(PluginError) as error:
+        typeset.on_page_content(html, page(), None, None)
+    message = str(error.value)
+    assert message.startswith("chapters/ch09-x.md: the formula ") and repr(tex) in message
+    assert words in message
+
+
+def test_a_failing_check_aborts_the_strict_build(tmp_path):
+    shutil.copytree(ROOT / "tests" / "site" / "fixtures" / "site_chapter" / "docs", tmp_path / "docs")
+    chapter = tmp_path / "docs" / "chapters" / "ch01-fixture.md"
+    chapter.write_text(chapter.read_text("utf8").replace("level: Beginner", "level:"), "utf8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: Fixture\nhooks:\n"
+        f"  - {ROOT / 'tools' / 'site' / 'front_matter.py'}\n"
+        "markdown_extensions:\n  - admonition\n  - pymdownx.superfences\n  - pymdownx.details\n"
+        "  - pymdownx.tabbed\n  - attr_list\n  - md_in_html\n", "utf8")
+    with pytest.raises((Abort, PluginError), match="field `level` is missing or empty"):
+        build_site(tmp_path / "mkdocs.yml", tmp_path / "site")
