@@ -34,11 +34,11 @@ $(NODE_STAMP): package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# In parallel (pytest-xdist): each file's tests, a page's blocks included, stay together
-# and in order on one worker (see tools/pagecheck/plugin.py); JOBS=0 runs serially.
+# In parallel (pytest-xdist): a page's blocks stay together and in order on one worker,
+# every other test goes where there is room (tools/pagecheck/plugin.py); JOBS=0 runs serially.
 JOBS ?= auto
 test: $(STAMP) $(NODE_STAMP)
-	$(PY) -m pytest -n $(JOBS) --dist loadfile
+	$(PY) -m pytest -n $(JOBS) --dist loadscope
 
 serve: $(STAMP)
 	SITE_URL=http://127.0.0.1:8000/ $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000 --livereload

@@ -171,7 +171,7 @@ def test_trailing_whitespace_and_blank_edges_are_ignored():
 def test_in_parallel_each_page_stays_whole_on_one_worker_and_counts_add_up(tmp_path):
     for name in ("counting.md", "good.md", "exception.md", "snippet_src.py"):
         shutil.copy(FIXTURES / name, tmp_path / name)
-    result = run_pages(tmp_path, "-n", "2", "--dist", "loadfile", "-rA",
+    result = run_pages(tmp_path, "-n", "2", "--dist", "loadscope", "-rA",
                        "counting.md", "good.md", "exception.md")
     output = result.stdout + result.stderr
     assert "1 failed, 8 passed, 1 skipped" in output, output

@@ -76,10 +76,24 @@ def pytest_markdown_docs_markdown_it():
     return CourseMarkdown(_checker.root if _checker else Path.cwd())
 
 
-# Under pytest-xdist, `make test` uses `--dist loadfile`: every test of a file, a page's
-# blocks included, goes to one worker, in order, so each block runs exactly once. (Not
-# `--dist loadgroup` with xdist_group marks: xdist 3.8 tags the group onto `item._nodeid`,
-# which pytest 9.2 no longer reads, so the groups are silently ignored.)
+# Under pytest-xdist a page's blocks must run on one worker, in order, so each runs
+# exactly once; every other test may go to any worker. `--dist loadfile` would keep each
+# test file whole too, which puts all of a slow file's tests (one browser run per page)
+# on one worker. (Not `--dist loadgroup` with xdist_group marks: xdist 3.8 tags the group
+# onto `item._nodeid`, which pytest 9.2 no longer reads, so the groups are ignored.)
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Schedule a page (a Markdown file) as one unit and every other test on its own."""
+    if config.getvalue("dist") == "each":  # every test on every worker: nothing to group
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PageScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith(".md") else nodeid
+
+    return PageScheduling(config, log)
 
 
 def pytest_sessionfinish(session, exitstatus):
