@@ -11,6 +11,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from tools.pagecheck.outputs import normalise
 from tools.source.markdown import CHECKER_OPTIONS, CourseMarkdown, fence_language, read_page
 
 
@@ -56,15 +57,6 @@ class _HtmlScan(HTMLParser):
             self.text_outside_code.append(data)
 
 
-def _code_lines(text: str) -> list[str]:
-    lines = [line.rstrip() for line in text.split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    while lines and not lines[0]:
-        lines.pop(0)
-    return lines
-
-
 def block_mismatches(markdown_path: Path, html_blocks, root: Path) -> list[str]:
     """Compare, block by block and in order, the page's fences (language, content after
     snippets) with the HTML's code blocks: a fence that rendered as something else, or
@@ -74,10 +66,10 @@ def block_mismatches(markdown_path: Path, html_blocks, root: Path) -> list[str]:
     problems = []
     for token, (language, pieces) in zip(tokens, html_blocks):
         lang = fence_language(token.info)[0].lower() if token.type == "fence" else ""
-        shown = _code_lines("".join(pieces))
+        shown = normalise("".join(pieces))
         if lang and language and lang != language:
             problems.append(f"line {token.map[0] + 1}: a ```{lang} fence rendered as {language}")
-        elif _code_lines(token.content) != shown:
+        elif normalise(token.content) != shown:
             problems.append(f"line {token.map[0] + 1}: the ```{lang} fence rendered with other "
                             f"content (first line shown: {shown[0] if shown else ''!r})")
     return problems
