@@ -4,10 +4,11 @@
     python benchmarks/bench.py --quick    # tiny sizes, seconds -> results-quick.json, .md
 
 Everything runs in one process. For each case (heads, n, causal) the implementations
-take turns: one warm-up call each, then ``--repeats`` rounds in which every
-implementation runs once, so a slow moment of a shared machine hits all of them alike.
-We report the median of the rounds. Before each timed call we pause (``pause_s``) so that the
-idle threads of the previous call (OpenBLAS, OpenMP) have stopped spinning.
+take turns: ``--repeats`` rounds in which every implementation runs once, so a slow
+moment of a shared machine hits all of them alike. We report the median of the rounds.
+Each timed call directly follows an untimed call of the same implementation
+(``primed_time``): it finds memory, caches and idle threads as a repeated call does,
+and not as another library's call left them.
 
 - numpy-plain: ``attention.attention`` (the full n x n score matrix).
 - numpy-blocked: ``attention.blocked_attention`` (tiles, online softmax, threads).
@@ -28,7 +29,7 @@ the plain NumPy version of an earlier benchmark map and fault in fresh memory fo
 large temporary: so it is never made in the process that times anything.
 
 After the cases, the benchmark times plain and blocked NumPy again in a fresh process,
-side by side without pauses (``benchmarks/side_by_side.py``), and records how far those
+side by side (``benchmarks/side_by_side.py``), and records how far those
 ratios are from its own.
 
 Achieved speed counts 4 n_q n_k d floating-point operations per head (two matrix
@@ -63,6 +64,7 @@ sys.path.insert(0, str(ROOT))
 
 from attention import attention, blocked_attention  # noqa: E402
 from attention._blas_threads import _bundled_openblas  # noqa: E402
+from benchmarks.side_by_side import primed_time  # noqa: E402
 
 IMPLS = ("numpy-plain", "numpy-blocked", "torch-sdpa", "torch-sdpa-math")
 
@@ -79,12 +81,8 @@ class Settings:
     cases: tuple = tuple((1, n) for n in (1024, 2048, 4096, 8192, 16384)) + ((8, 4096),)
     # implementations, timed in turns within each round
     impls: tuple = IMPLS
-    # timed rounds per case; we report their median (round 0 only warms up)
+    # timed rounds per case; we report their median
     repeats: int = 5
-    # seconds of sleep before each timed call: after a call OpenBLAS's idle threads
-    # spin for about 0.1 s and PyTorch's OpenMP threads for a while too; on 2 cores
-    # they would steal time from the next implementation in the round
-    pause_s: float = 0.2
     # bytes: a case whose n x n arrays would need more than this is skipped
     memory_limit: int = 8 * 10**9
     # glibc blocks of this size or more get fresh pages in the PyTorch memory child
@@ -100,7 +98,7 @@ class Settings:
 
 
 FULL = Settings()
-QUICK = Settings(cases=((1, 256), (1, 512), (2, 256)), pause_s=0.02, gemm_rounds=3,
+QUICK = Settings(cases=((1, 256), (1, 512), (2, 256)), gemm_rounds=3,
                  gemm_every_round=False, cross_check_case=(1, 512), cross_check_rounds=5)
 RECORD_KEYS = ["impl", "heads", "n", "d", "dtype", "causal", "median_s", "peak_bytes", "gflops"]
 
@@ -277,17 +275,10 @@ def bench_case(heads: int, n: int, causal: bool, settings: Settings = FULL,
 
     times: dict[str, list[float]] = {impl: [] for impl in runners}
     order = list(runners)
-    for round_ in range(settings.repeats + 1):  # round 0 is the warm-up
+    for round_ in range(settings.repeats):
         # Rotate the order each round, so that no implementation always follows the same one.
         for impl in order[round_ % len(order):] + order[: round_ % len(order)]:
-            run = runners[impl]
-            time.sleep(settings.pause_s)  # let the previous call's idle threads stop spinning
-            start = time.perf_counter()
-            result = run()
-            elapsed = time.perf_counter() - start
-            del result
-            if round_:
-                times[impl].append(elapsed)
+            times[impl].append(primed_time(runners[impl]))
         if gemm is not None and settings.gemm_every_round:
             gemm.sample()
 
@@ -347,8 +338,8 @@ def summary_ratios(records) -> dict:
 
 
 def cross_check(records, settings: Settings) -> dict:
-    """Time the cross-check case again in a fresh process, side by side without pauses,
-    and compare its ratios with this benchmark's (medians of both)."""
+    """Time the cross-check case again in a fresh process, side by side, and compare
+    its ratios with this benchmark's (medians of both)."""
     heads, n = settings.cross_check_case
     script = Path(__file__).resolve().parent / "side_by_side.py"
     child = subprocess.run(
@@ -408,7 +399,7 @@ def markdown_table(result: dict) -> str:
         parts = [f"{name.replace('_', ' ')} {c['benchmark']:.2f} here, {c['fresh_process']:.2f} there"
                  for name, c in check["ratios"].items()]
         lines += ["", f"Cross-check: {heads} x {n:,} timed again in a fresh process, side by side "
-                  f"without pauses (median of {check['rounds']}): " + "; ".join(parts) + "."]
+                  f"(median of {check['rounds']}): " + "; ".join(parts) + "."]
     return "\n".join(lines) + "\n"
 
 

@@ -4,9 +4,10 @@
     python benchmarks/side_by_side.py --plain         # also plain NumPy (slow)
     python benchmarks/side_by_side.py --rounds 9 --cases 8x4096 1x8192
 
-No pause, no allocator settings, no memory measurement: each round calls every
-implementation once, in turn, and we report the best and the median of the rounds, the
-ratio blocked / PyTorch of each, and the load average (1 min) before and after.
+No allocator settings, no memory measurement, nothing else in between: each round times
+every implementation once, in turn (each timed call right after an untimed one of the
+same implementation), and we report the best and the median of the rounds, the ratio
+blocked / PyTorch of each, and the load average (1 min) before and after.
 """
 
 from __future__ import annotations
@@ -41,15 +42,30 @@ def runners(heads: int, n: int, causal: bool, plain: bool, d: int = 64):
     return runs
 
 
+def primed_time(run) -> float:
+    """Seconds one call of ``run`` takes right after an untimed call of it.
+
+    The untimed call leaves things as a repeated call finds them: the idle threads still
+    spinning (OpenBLAS's for about 0.1 s, PyTorch's OpenMP ones) are run's own, not
+    another library's competing for the cores, and the memory it frees is reused at
+    once. No pause separates the two: memory left free for about two seconds costs far
+    more to touch again on a virtual machine whose kernel returns free memory to the
+    host (free page reporting), as the one that produced the committed results does.
+    """
+    run()  # untimed; its result is freed before the timed call
+    start = time.perf_counter()
+    result = run()
+    elapsed = time.perf_counter() - start
+    del result
+    return elapsed
+
+
 def measure(heads: int, n: int, causal: bool, rounds: int, plain: bool) -> dict:
     runs = runners(heads, n, causal, plain)
     times = {name: [] for name in runs}
-    for round_ in range(rounds + 1):  # round 0 warms up
+    for _ in range(rounds):
         for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            if round_:
-                times[name].append(time.perf_counter() - start)
+            times[name].append(primed_time(run))
     return times
 
 
