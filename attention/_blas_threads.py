@@ -1,4 +1,4 @@
-"""Keep NumPy's BLAS on one thread while our own threads run.
+"""Our own threads, with NumPy's BLAS kept on one thread while they run.
 
 `blocked_attention` runs several query tiles at once in Python threads. If each of
 those threads also calls a multithreaded BLAS, the two levels of parallelism nest: on
@@ -10,12 +10,15 @@ We call the thread-count functions of the OpenBLAS that NumPy's wheels bundle
 (scipy-openblas) through ctypes, which takes microseconds. For another BLAS we use
 `threadpoolctl` if it is installed (it scans the loaded libraries each time: milliseconds).
 If neither works nothing is changed.
+
+`map_in_threads` is how the blocked kernels use this: a thread pool over their tasks.
 """
 
 import contextlib
 import ctypes
 import glob
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -64,3 +67,20 @@ def single_threaded_blas():
         return
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+def map_in_threads(fn, items, workers):
+    """Call fn(item) for every item on up to ``workers`` threads.
+
+    fn writes its results into arrays; an exception in it is raised here. On
+    one thread the items run in order and BLAS keeps its own threads.
+    """
+    workers = min(workers, len(items))
+    if workers <= 1:
+        for item in items:
+            fn(item)
+        return
+    # Our threads already use every core: BLAS in each gets one thread.
+    with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
+        for _ in pool.map(fn, items):
+            pass  # results are written in place; this re-raises errors

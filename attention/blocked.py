@@ -49,22 +49,21 @@ References:
 import functools
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from attention._blas_threads import single_threaded_blas
+from attention._blas_threads import map_in_threads
 from attention.scaled_dot_product import _check_inputs
 
-BLOCK_Q = 512  # query rows per tile
-BLOCK_K = 256  # key rows per tile: a 512 x 256 float32 score tile is 512 KiB
+BLOCK_Q = 1024  # query rows per tile (fewer if threads would go idle)
+BLOCK_K = 256  # key rows per tile: a 1024 x 256 float32 score tile is 1 MiB
 LARGEST_SUM = 2.0**24  # a query tile whose p sum to more is redone carefully
 # --8<-- [end:imports]
 
 
 # --8<-- [start:blocked_attention]
 def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
-                      return_lse=False, block_q=BLOCK_Q, block_k=BLOCK_K,
+                      return_lse=False, block_q=None, block_k=BLOCK_K,
                       workers=None):
     """Exact softmax(q kᵀ · scale + mask) v, tile by tile (online softmax).
 
@@ -84,21 +83,26 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
 
     Extra memory: one copy of k and v (each with a column of ones) and a few
     ``block_q x block_k`` tiles per thread; never n_q x n_k. ``workers``
-    threads (default: one per CPU) share the query tiles.
+    threads (default: one per CPU) share the query tiles. ``block_q``
+    defaults to BLOCK_Q rows, halved (down to 256) while that would leave
+    a thread fewer than two query tiles.
     """
     q, k, v, mask, scale, out_dtype = _check_inputs(
         q, k, v, mask, scale, fn="blocked_attention")  # the plain checks
-    for name, size in (("block_q", block_q), ("block_k", block_k)):
+    sizes = (("block_q", BLOCK_Q if block_q is None else block_q),
+             ("block_k", block_k))
+    for name, size in sizes:
         if (isinstance(size, bool) or not isinstance(size, (int, np.integer))
                 or size < 1):
             raise ValueError(f"blocked_attention: {name} must be a positive "
                              f"integer, got {size!r}")
     dtype = q.dtype  # float32 for float16 inputs
     n_q, n_k = q.shape[-2], k.shape[-2]
-    k_ext, v_ext = _stage(k, v)  # (..., d + 1, n_k), (..., n_k, d_v + 1)
     mask_batch = () if mask is None else mask.shape[:-2]
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2],
                                 mask_batch)
+    workers = workers or os.cpu_count() or 1
+    k_ext, v_ext = _stage(k, v, workers)  # [kᵀ; 1], [v, 1]
     # Broadcast views: no copies, even when one k head serves many q heads.
     q = np.broadcast_to(q, batch + q.shape[-2:])  # (..., n_q, d)
     k_ext = np.broadcast_to(k_ext, batch + k_ext.shape[-2:])
@@ -107,6 +111,10 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k)
     out = np.empty(batch + (n_q, v.shape[-1]), dtype=out_dtype)
     lse = np.empty(batch + (n_q,), dtype=dtype) if return_lse else None
+    if block_q is None:  # large tiles cost less each; keep every thread busy
+        block_q, n_batch = BLOCK_Q, math.prod(batch)
+        while block_q > 256 and n_batch * -(-n_q // block_q) < 2 * workers:
+            block_q //= 2  # each thread gets at least two query tiles
 
     # One task per (batch index, query tile). With a causal mask the later
     # query tiles see more keys; handing those out first balances the threads.
@@ -130,25 +138,28 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
                 block_k=block_k,
             )
 
-    workers = min(workers or os.cpu_count() or 1, len(tasks))
-    if workers <= 1:
-        for task in tasks:
-            run(task)
-    else:
-        # Our threads already use every core: BLAS in each gets one thread.
-        with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
-            for _ in pool.map(run, tasks):
-                pass  # results are written into `out`; this re-raises errors
+    map_in_threads(run, tasks, workers)
     return (out, lse) if return_lse else out
 
 
-def _stage(k, v):
-    """[kᵀ; 1] (..., d + 1, n_k) and [v, 1] (..., n_k, d_v + 1): one copy."""
+def _stage(k, v, workers):
+    """[kᵀ; 1] (..., d + 1, n_k) and [v, 1] (..., n_k, d_v + 1): one copy.
+
+    Each thread copies its own range of keys, of every head.
+    """
     *lead, n_k, d = k.shape
-    k_ext = np.ones((*lead, d + 1, n_k), dtype=k.dtype)
-    k_ext[..., :d, :] = np.swapaxes(k, -1, -2)  # (..., d, n_k)
-    v_ext = np.ones(v.shape[:-1] + (v.shape[-1] + 1,), dtype=v.dtype)
-    v_ext[..., :-1] = v  # (..., n_k, d_v)
+    k_ext = np.empty((*lead, d + 1, n_k), dtype=k.dtype)
+    v_ext = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype=v.dtype)
+
+    def copy(keys):  # a slice of key positions
+        k_ext[..., :d, keys] = np.swapaxes(k[..., keys, :], -1, -2)
+        k_ext[..., d, keys] = 1
+        v_ext[..., keys, :-1] = v[..., keys, :]  # (..., n, d_v)
+        v_ext[..., keys, -1] = 1
+
+    step = -(-n_k // workers) or 1  # keys per thread, rounded up
+    map_in_threads(copy, [slice(k0, k0 + step) for k0 in range(0, n_k, step)],
+                   workers)
     return k_ext, v_ext
 # --8<-- [end:blocked_attention]
 
@@ -206,13 +217,12 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
         keep = None  # (rows, bk) True where the key is allowed; None: all are
         if bias is None and mask_tile is not None:
             keep = mask_tile[rows, k0:k1]
-        if on_diagonal:  # only keys up to each query's position
-            below = _causal_keep(first_pos + r0 - k0, bq - r0, k1 - k0)
-            keep = below if keep is None else keep & below
 
         np.matmul(q_ext[rows], k_ext[:, k0:k1], out=s)  # score - shift
         if bias is not None:
             s += bias[rows, k0:k1]  # an additive mask: -inf blocks
+        if on_diagonal:  # only keys up to each query's position: -inf above
+            s += _causal_bias(first_pos + r0 - k0, bq - r0, k1 - k0, dtype)
         careful = always_careful or not started
         if careful:  # the online-softmax step: move onto the new max
             if keep is not None:
@@ -245,10 +255,11 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
             np.add(m, np.log(l), out=lse_tile)  # (bq,) log-sum-exp of scores
 
 
-@functools.lru_cache(maxsize=16)
-def _causal_keep(offset, bq, bk):
-    """(bq, bk): True where query i may see key j, j - i <= offset."""
+@functools.lru_cache(maxsize=32)
+def _causal_bias(offset, bq, bk, dtype):
+    """(bq, bk): 0 where query i may see key j (j - i <= offset), else -inf."""
     keep = np.arange(bk) - np.arange(bq)[:, None] <= offset
-    keep.flags.writeable = False  # shared between calls and threads
-    return keep
+    bias = np.where(keep, dtype.type(0), dtype.type(-np.inf))
+    bias.flags.writeable = False  # shared between calls and threads
+    return bias
 # --8<-- [end:attend_query_tile]

@@ -35,11 +35,10 @@ References:
 # --8<-- [start:imports]
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from attention._blas_threads import single_threaded_blas
+from attention._blas_threads import map_in_threads
 from attention.backward._shapes import (check_backward_inputs,
                                         check_tile_sizes, sum_to_shape)
 from attention.blocked import BLOCK_K, BLOCK_Q
@@ -121,15 +120,7 @@ def blocked_attention_backward(d_out, q, k, v, out, lse, *, mask=None,
                 None if mask is None else mask[b], dq[b], dk[kv_b], dv[kv_b],
                 scale=scale, causal=causal, block_q=block_q, block_k=block_k)
 
-    workers = min(workers or os.cpu_count() or 1, len(tasks))
-    if workers <= 1:
-        for kv_b in tasks:
-            run(kv_b)
-    else:  # our threads use every core: BLAS gets one thread in each
-        with (single_threaded_blas(),
-              ThreadPoolExecutor(max_workers=workers) as pool):
-            for _ in pool.map(run, list(tasks)):
-                pass  # written in place; this re-raises any error
+    map_in_threads(run, list(tasks), workers or os.cpu_count() or 1)
     return sum_to_shape(dq, q_shape), dk, dv
 
 
