@@ -221,8 +221,9 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
         np.matmul(q_ext[rows], k_ext[:, k0:k1], out=s)  # score - shift
         if bias is not None:
             s += bias[rows, k0:k1]  # an additive mask: -inf blocks
-        if on_diagonal:  # only keys up to each query's position: -inf above
-            s += _causal_bias(first_pos + r0 - k0, bq - r0, k1 - k0, dtype)
+        if on_diagonal:  # keys past a query's position get -inf; rows from
+            band = min(bq, k1 - 1 - first_pos) - r0  # r0 + band on see all
+            s[:band] += _causal_bias(first_pos + r0 - k0, band, k1 - k0, dtype)
         careful = always_careful or not started
         if careful:  # the online-softmax step: move onto the new max
             if keep is not None:
