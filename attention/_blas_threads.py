@@ -11,7 +11,7 @@ We call the thread-count functions of the OpenBLAS that NumPy's wheels bundle
 `threadpoolctl` if it is installed (it scans the loaded libraries each time: milliseconds).
 If neither works nothing is changed.
 
-`map_in_threads` is how the blocked kernels use this: a thread pool over their tasks.
+`thread_map` is how the blocked kernels use this: one thread pool per call.
 """
 
 import contextlib
@@ -69,18 +69,25 @@ def single_threaded_blas():
         yield
 
 
-def map_in_threads(fn, items, workers):
-    """Call fn(item) for every item on up to ``workers`` threads.
 
-    fn writes its results into arrays; an exception in it is raised here. On
-    one thread the items run in order and BLAS keeps its own threads.
+@contextlib.contextmanager
+def thread_map(workers):
+    """A pool of ``workers`` threads for one kernel call, as a map function.
+
+    ``run_all(fn, items)`` calls fn(item) for every item on the pool's threads,
+    with BLAS on one thread in each; fn writes its results into arrays, and an
+    exception in it is raised here. With one worker the items run in order on
+    this thread, and BLAS keeps its own threads.
     """
-    workers = min(workers, len(items))
     if workers <= 1:
-        for item in items:
-            fn(item)
+        def run_all(fn, items):
+            for item in items:
+                fn(item)
+        yield run_all
         return
     # Our threads already use every core: BLAS in each gets one thread.
     with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
-        for _ in pool.map(fn, items):
-            pass  # results are written in place; this re-raises errors
+        def run_all(fn, items):
+            for _ in pool.map(fn, items):
+                pass  # results are written in place; this re-raises errors
+        yield run_all

@@ -52,7 +52,7 @@ import os
 
 import numpy as np
 
-from attention._blas_threads import map_in_threads
+from attention._blas_threads import thread_map
 from attention.scaled_dot_product import _check_inputs
 
 BLOCK_Q = 1024  # query rows per tile (fewer if threads would go idle)
@@ -102,11 +102,8 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2],
                                 mask_batch)
     workers = workers or os.cpu_count() or 1
-    k_ext, v_ext = _stage(k, v, workers)  # [kᵀ; 1], [v, 1]
     # Broadcast views: no copies, even when one k head serves many q heads.
     q = np.broadcast_to(q, batch + q.shape[-2:])  # (..., n_q, d)
-    k_ext = np.broadcast_to(k_ext, batch + k_ext.shape[-2:])
-    v_ext = np.broadcast_to(v_ext, batch + v_ext.shape[-2:])
     if mask is not None:
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k)
     out = np.empty(batch + (n_q, v.shape[-1]), dtype=out_dtype)
@@ -123,7 +120,7 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
     if causal:
         tasks.sort(key=lambda task: -task[1])
 
-    def run(task):
+    def run(task):  # k_ext, v_ext: staged below, before any task runs
         b, q0 = task
         rows = slice(q0, min(q0 + block_q, n_q))
         # A first try that overflows is redone; it need not warn.
@@ -138,14 +135,18 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
                 block_k=block_k,
             )
 
-    map_in_threads(run, tasks, workers)
+    with thread_map(workers) as run_all:  # one pool for the whole call
+        k_ext, v_ext = _stage(k, v, run_all, workers)  # [kᵀ; 1], [v, 1]
+        k_ext = np.broadcast_to(k_ext, batch + k_ext.shape[-2:])  # views
+        v_ext = np.broadcast_to(v_ext, batch + v_ext.shape[-2:])
+        run_all(run, tasks)
     return (out, lse) if return_lse else out
 
 
-def _stage(k, v, workers):
+def _stage(k, v, run_all, workers):
     """[kᵀ; 1] (..., d + 1, n_k) and [v, 1] (..., n_k, d_v + 1): one copy.
 
-    Each thread copies its own range of keys, of every head.
+    ``workers`` threads (``run_all``) copy a range of keys each, every head.
     """
     *lead, n_k, d = k.shape
     k_ext = np.empty((*lead, d + 1, n_k), dtype=k.dtype)
@@ -158,8 +159,7 @@ def _stage(k, v, workers):
         v_ext[..., keys, -1] = 1
 
     step = -(-n_k // workers) or 1  # keys per thread, rounded up
-    map_in_threads(copy, [slice(k0, k0 + step) for k0 in range(0, n_k, step)],
-                   workers)
+    run_all(copy, [slice(k0, k0 + step) for k0 in range(0, n_k, step)])
     return k_ext, v_ext
 # --8<-- [end:blocked_attention]
 

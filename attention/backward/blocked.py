@@ -38,7 +38,7 @@ import os
 
 import numpy as np
 
-from attention._blas_threads import map_in_threads
+from attention._blas_threads import thread_map
 from attention.backward._shapes import (check_backward_inputs,
                                         check_tile_sizes, sum_to_shape)
 from attention.blocked import BLOCK_K, BLOCK_Q
@@ -120,7 +120,8 @@ def blocked_attention_backward(d_out, q, k, v, out, lse, *, mask=None,
                 None if mask is None else mask[b], dq[b], dk[kv_b], dv[kv_b],
                 scale=scale, causal=causal, block_q=block_q, block_k=block_k)
 
-    map_in_threads(run, list(tasks), workers or os.cpu_count() or 1)
+    with thread_map(workers or os.cpu_count() or 1) as run_all:
+        run_all(run, list(tasks))
     return sum_to_shape(dq, q_shape), dk, dv
 
 
