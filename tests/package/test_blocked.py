@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import attention.blocked as blocked_module
 from attention import attention, blocked_attention
-from attention._blas_threads import _bundled_openblas, single_threaded_blas
+from attention._blas_threads import _bundled_openblas, single_threaded_blas, thread_map
 from attention.blocked import key_tiles
 
 TOL = {np.float64: 1e-12, np.float32: 1e-5}
@@ -225,6 +225,44 @@ def test_blas_thread_count_is_restored_after_the_threaded_section():
     with single_threaded_blas():
         assert get() == 1
     assert get() == before
+
+
+def test_thread_map_runs_every_item_and_raises_what_a_task_raises():
+    for workers in (1, 3):
+        seen = []
+        with thread_map(workers) as run_all:
+            run_all(seen.append, range(10))
+        assert sorted(seen) == list(range(10))
+
+        def fail(item):
+            if item == 7:
+                raise KeyError(item)
+
+        with pytest.raises(KeyError), thread_map(workers) as run_all:
+            run_all(fail, range(10))
+
+
+@pytest.mark.parametrize("shape, workers, rows", [
+    ((8, 4096, 8), 2, 1024),  # 32 query tiles of the largest size
+    ((1, 4096, 8), 2, 1024),  # 4 tiles: two for each thread
+    ((1, 2048, 8), 2, 512),   # 1,024 rows would leave each thread one tile
+    ((1, 300, 8), 2, 256),    # never below 256 rows
+    ((1, 2048, 8), 1, 1024),  # one thread: two tiles are enough
+])
+def test_default_query_tiles_are_large_but_give_each_thread_two(monkeypatch, shape,
+                                                               workers, rows):
+    tile_rows = []
+    real = blocked_module._attend_query_tile
+
+    def spy(q_tile, *args, **kwargs):
+        tile_rows.append(q_tile.shape[0])
+        return real(q_tile, *args, **kwargs)
+
+    monkeypatch.setattr(blocked_module, "_attend_query_tile", spy)
+    q = np.random.default_rng(20).standard_normal(shape, dtype=np.float32)
+    blocked_attention(q, q, q, workers=workers)
+    assert max(tile_rows) == rows
+    assert blocked_module.BLOCK_Q == 1024
 
 
 @pytest.mark.parametrize("bad", [0, -4])
