@@ -136,7 +136,7 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
             )
 
     with thread_map(workers) as run_all:  # one pool for the whole call
-        k_ext, v_ext = _stage(k, v, run_all, workers)  # [kᵀ; 1], [v, 1]
+        k_ext, v_ext = _stage(k, v, run_all, workers)  # [k, 1], [v, 1]
         k_ext = np.broadcast_to(k_ext, batch + k_ext.shape[-2:])  # views
         v_ext = np.broadcast_to(v_ext, batch + v_ext.shape[-2:])
         run_all(run, tasks)
@@ -144,23 +144,22 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
 
 
 def _stage(k, v, run_all, workers):
-    """[kᵀ; 1] (..., d + 1, n_k) and [v, 1] (..., n_k, d_v + 1): one copy.
+    """[k, 1] (..., n_k, d + 1) and [v, 1] (..., n_k, d_v + 1): one copy each.
 
     ``workers`` threads (``run_all``) copy a range of keys each, every head.
     """
-    *lead, n_k, d = k.shape
-    k_ext = np.empty((*lead, d + 1, n_k), dtype=k.dtype)
-    v_ext = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype=v.dtype)
+    staged = [np.empty(x.shape[:-1] + (x.shape[-1] + 1,), dtype=x.dtype)
+              for x in (k, v)]
 
     def copy(keys):  # a slice of key positions
-        k_ext[..., :d, keys] = np.swapaxes(k[..., keys, :], -1, -2)
-        k_ext[..., d, keys] = 1
-        v_ext[..., keys, :-1] = v[..., keys, :]  # (..., n, d_v)
-        v_ext[..., keys, -1] = 1
+        for x, x_ext in zip((k, v), staged):
+            x_ext[..., keys, :-1] = x[..., keys, :]  # (..., n, d)
+            x_ext[..., keys, -1] = 1
 
+    n_k = k.shape[-2]
     step = -(-n_k // workers) or 1  # keys per thread, rounded up
     run_all(copy, [slice(k0, k0 + step) for k0 in range(0, n_k, step)])
-    return k_ext, v_ext
+    return staged
 # --8<-- [end:blocked_attention]
 
 
@@ -191,7 +190,7 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
                        scale, first_pos, block_k, always_careful=False):
     """Online softmax over the key tiles for one query tile, into ``out_tile``.
 
-    q_tile (bq, d), k_ext (d + 1, n_k), v_ext (n_k, d_v + 1), mask_tile
+    q_tile (bq, d), k_ext (n_k, d + 1), v_ext (n_k, d_v + 1), mask_tile
     (bq, n_k) or None, out_tile (bq, d_v), lse_tile (bq,) or None.
     ``first_pos``: the causal position of query row 0, or None (no causal).
     """
@@ -218,7 +217,7 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
         if bias is None and mask_tile is not None:
             keep = mask_tile[rows, k0:k1]
 
-        np.matmul(q_ext[rows], k_ext[:, k0:k1], out=s)  # score - shift
+        np.matmul(q_ext[rows], k_ext[k0:k1].T, out=s)  # score - shift
         if bias is not None:
             s += bias[rows, k0:k1]  # an additive mask: -inf blocks
         if on_diagonal:  # keys past a query's position get -inf; rows from

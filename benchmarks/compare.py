@@ -3,9 +3,8 @@
     python benchmarks/compare.py 8x4096 7acff16 HEAD            # without a mask
     python benchmarks/compare.py 8x4096 7acff16 HEAD --causal
 
-Each revision's attention/blocked.py is loaded as a module of its own (what it imports
-comes from the working tree), and they and PyTorch's fused SDPA take turns in one
-process, each timed call right after an untimed one of the same function. We print
+Each revision's whole `attention` package is imported apart from the others (taken
+with `git archive`), and their kernels and PyTorch's fused SDPA take turns in one process, each timed call right after an untimed one of the same function. We print
 each revision's median time and the median of its per-round ratio to PyTorch, and the
 load average (1 min): how chapter 5's table of what each step bought is measured.
 """
@@ -13,11 +12,13 @@ load average (1 min): how chapter 5's table of what each step bought is measured
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
+import io
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -32,15 +33,21 @@ from benchmarks.side_by_side import primed_time  # noqa: E402
 
 
 def kernel_at(revision: str, folder: Path):
-    """attention/blocked.py as it was at ``revision``, imported as a module."""
-    source = subprocess.run(["git", "show", f"{revision}:attention/blocked.py"],
-                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    path = folder / f"blocked_{len(list(folder.iterdir()))}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """blocked_attention as it was at ``revision``, with the package of that revision."""
+    archive = subprocess.run(["git", "archive", revision, "attention"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    ours = {name: sys.modules.pop(name) for name in list(sys.modules)
+            if name.split(".")[0] == "attention"}  # the working tree's, set aside
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module("attention.blocked").blocked_attention
+    finally:
+        sys.path.remove(str(folder))
+        for name in [name for name in sys.modules if name.split(".")[0] == "attention"]:
+            del sys.modules[name]  # the revision's modules live on in its functions
+        sys.modules.update(ours)
 
 
 def main(argv=None) -> None:
@@ -58,10 +65,10 @@ def main(argv=None) -> None:
     runs = {"torch-sdpa": lambda: F.scaled_dot_product_attention(
         tq, tk, tv, is_causal=args.causal)}
     with tempfile.TemporaryDirectory() as folder:
-        for revision in args.revisions:
-            kernel = kernel_at(revision, Path(folder))
+        for i, revision in enumerate(args.revisions):
+            kernel = kernel_at(revision, Path(folder) / str(i))
             runs[revision] = (lambda kernel=kernel:
-                              kernel.blocked_attention(q, k, v, causal=args.causal))
+                              kernel(q, k, v, causal=args.causal))
         load = os.getloadavg()[0]
         times = {name: [] for name in runs}
         order = list(runs)

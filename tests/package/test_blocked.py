@@ -289,7 +289,7 @@ def test_memory_beyond_inputs_and_output_is_one_copy_of_k_and_v_plus_tiles_at_32
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    staged = 2 * n * (d + 1) * 4  # [kᵀ; 1] and [v, 1]
+    staged = 2 * n * (d + 1) * 4  # [k, 1] and [v, 1]
     tiles = peak - out.nbytes - staged
     assert tiles < 16 * 2**20, f"{tiles / 2**20:.1f} MiB beyond the output and staged k, v"
     rows = np.arange(0, n, 4099)  # spot-check a few rows against plain attention
