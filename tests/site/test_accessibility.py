@@ -16,7 +16,7 @@ import re
 import pytest
 
 from tests.support import ROOT
-from tests.site.browsing import DESKTOP, PHONE, page_paths, visit
+from tests.site.browsing import DESKTOP, PHONE, page_paths, visit, wait_for_scheme
 from tools.site.practice_pages import practice_chapters, practice_source
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -97,6 +97,7 @@ def test_every_page_has_no_wcag_aa_violation(browser, server, built_site, axe_so
     for path in audited_paths(built_site, page):
         seen = visit(browser, server + path, expect_status=404 if path == NOT_FOUND else 200,
                      color_scheme=scheme, viewport=DESKTOP)
+        wait_for_scheme(seen.page, scheme)  # audit the theme named, never the other one
         seen.page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         settle(seen.page)
         for width, viewport in [("desktop", DESKTOP), ("390 px", PHONE)]:

@@ -1,30 +1,34 @@
-"""How a parallel run (pytest-xdist) deals out the tests: whole pages, the longest work first.
+"""How a parallel run (pytest-xdist) deals out the tests: in whole units, the longest first.
 
-A page (a Markdown file) is one unit of work: its blocks run on one worker, in order, so
-each runs exactly once. Every other test is a unit of its own and goes to whichever
-worker is free. `--dist loadfile` would keep each test file whole too, which puts all of
-a slow file's tests (one browser run per page) on one worker. (Not `--dist loadgroup`
-with xdist_group marks: xdist 3.8 tags the group onto `item._nodeid`, which pytest 9.2 no
-longer reads, so the groups are ignored.)
+The units of work:
 
-The units go out longest first (longest-processing-time first), so that no long test
-starts last while the other workers run out of work. A unit's length is what its tests
-took in the last run that ran them, kept in pytest's cache (``.pytest_cache``); a unit
-with a test never timed counts as the longest, so a new test starts early. Without a
-cache (a fresh clone) the order is xdist's: the units with the most tests first.
+* a page (a Markdown file): its blocks run on one worker, in order, so each runs exactly
+  once;
+* a test file: its tests share module-scoped fixtures (a benchmark run, a fixture site),
+  which are then set up once, as in a serial run;
+* except the test files of ``SPREAD``, whose tests are long and independent (each opens
+  its own browser page): each of their tests is a unit of its own.
+
+(Not `--dist loadgroup` with xdist_group marks: xdist 3.8 tags the group onto
+`item._nodeid`, which pytest 9.2 no longer reads, so the groups are ignored.)
+
+The units go out longest first (longest-processing-time first), so that no long unit
+starts last while the other workers run out of work. A unit's length is the sum of what
+its tests took in the last run that ran them, kept in pytest's cache (``.pytest_cache``);
+a test never timed counts as an average one. Without a cache (a fresh clone) the order is
+xdist's: the units with the most tests first.
 """
 
 from __future__ import annotations
 
-import math
-
 CACHE_KEY = "pagecheck/durations"
+SPREAD = ("tests/site/test_accessibility.py", "tests/site/test_run_in_page.py")
 
 
 def unit_of(nodeid: str) -> str:
-    """A page's tests share the page's path as their unit; any other test is its own."""
+    """The unit a test goes out in: its page, its test file, or (in SPREAD) itself."""
     path = nodeid.split("::", 1)[0]
-    return path if path.endswith(".md") else nodeid
+    return nodeid if path in SPREAD else path
 
 
 class Durations:
@@ -34,6 +38,7 @@ class Durations:
         self.cache = getattr(config, "cache", None)  # None under `-p no:cacheprovider`
         self.known: dict[str, float] = self.cache.get(CACHE_KEY, {}) if self.cache else {}
         self.measured: dict[str, float] = {}
+        self.average = sum(self.known.values()) / len(self.known) if self.known else 0.0
 
     def add(self, report) -> None:
         self.measured[report.nodeid] = self.measured.get(report.nodeid, 0.0) + report.duration
@@ -44,15 +49,14 @@ class Durations:
             self.cache.set(CACHE_KEY, self.known | self.measured)
 
     def of_unit(self, nodeids) -> float:
-        times = [self.known.get(nodeid) for nodeid in nodeids]
-        return math.inf if None in times else sum(times)
+        return sum(self.known.get(nodeid, self.average) for nodeid in nodeids)
 
 
 def make_scheduler(config, log, durations: Durations):
-    """The xdist scheduler: LoadScopeScheduling with pages as scopes, longest unit first."""
+    """The xdist scheduler: LoadScopeScheduling with our units as scopes, longest first."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class PageScheduling(LoadScopeScheduling):
+    class UnitScheduling(LoadScopeScheduling):
         ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
@@ -68,4 +72,4 @@ def make_scheduler(config, log, durations: Durations):
                 self.ordered = True
             super()._assign_work_unit(node)
 
-    return PageScheduling(config, log)
+    return UnitScheduling(config, log)
