@@ -6,8 +6,8 @@ from tests.support import BuiltSite, build_site_once_per_run
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> BuiltSite:
-    return build_site_once_per_run(tmp_path_factory)
+def built_site(pytestconfig, tmp_path_factory) -> BuiltSite:
+    return build_site_once_per_run(pytestconfig, tmp_path_factory)
 
 
 def pytest_report_header(config):

@@ -5,7 +5,6 @@ a basename; nothing edits ``sys.path``).
 """
 
 import json
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -84,7 +83,7 @@ def build_site(config_file: Path, site_dir: Path) -> BuiltSite:
     return site
 
 
-def build_site_once_per_run(tmp_path_factory) -> BuiltSite:
+def build_site_once_per_run(config, tmp_path_factory) -> BuiltSite:
     """The course's site, built once per test run however many xdist workers ask for it.
 
     The workers of a run share the parent of their temporary folders: the first one to
@@ -95,7 +94,7 @@ def build_site_once_per_run(tmp_path_factory) -> BuiltSite:
     from filelock import FileLock  # installed with torch (and transformers)
 
     folder = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if hasattr(config, "workerinput"):  # not the environment: a test's subprocess inherits it
         folder = folder.parent  # the run's folder, not this worker's
     record = folder / "built-site.json"
     with FileLock(folder / "built-site.lock"):
