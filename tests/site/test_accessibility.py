@@ -95,8 +95,10 @@ def test_every_page_has_no_wcag_aa_violation(browser, server, built_site, axe_so
                                              page):
     found = {}
     for path in audited_paths(built_site, page):
+        # After the load event only the favicon is still fetched: no wait for the network to
+        # go idle (half a second each time); the theme and the layout are awaited instead.
         seen = visit(browser, server + path, expect_status=404 if path == NOT_FOUND else 200,
-                     color_scheme=scheme, viewport=DESKTOP)
+                     wait="load", color_scheme=scheme, viewport=DESKTOP)
         wait_for_scheme(seen.page, scheme)  # audit the theme named, never the other one
         seen.page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         settle(seen.page)
