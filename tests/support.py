@@ -26,12 +26,14 @@ class BuiltSite:
     addresses: dict[str, str] = field(default_factory=dict)
 
     def save(self, path: Path) -> None:
+        """Write what the build recorded as JSON, for the other workers of the run (load)."""
         record = asdict(self) | {"site_dir": str(self.site_dir),
                                  "pages": {str(k): v for k, v in self.pages.items()}}
         path.write_text(json.dumps(record), "utf8")
 
     @classmethod
     def load(cls, path: Path) -> "BuiltSite":
+        """The site another worker built and saved."""
         record = json.loads(path.read_text("utf8"))
         record["site_dir"] = Path(record["site_dir"])
         record["pages"] = {Path(k): v for k, v in record["pages"].items()}

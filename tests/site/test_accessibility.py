@@ -4,11 +4,11 @@ axe-core (npm, pinned in package-lock.json, installed by `make`) is injected int
 page by the test; the site never ships it. Every page, the 404 page included, is audited
 in the light and the dark theme (one test per page and theme, which parallel workers
 share), at a desktop width and at a 390-px phone width, with every collapsible opened so
-the hidden answers are audited too. The rule sets are WCAG 2.0 and
-2.1, levels A and AA. What an automated audit cannot see is driven by hand: the
-interview answers, the content tabs and a scrolling table, with the keyboard only, and the
-states a screen reader announces (read from Chromium's accessibility tree); figures have
-real text alternatives and follow the theme.
+the hidden answers are audited too. The rule sets are WCAG 2.0 and 2.1, levels A and AA.
+What an automated audit cannot see is driven by hand: the interview answers, the content
+tabs and a scrolling table, with the keyboard only, and the states a screen reader
+announces (read from Chromium's accessibility tree); figures have real text alternatives
+and follow the theme.
 """
 
 import re
