@@ -93,7 +93,7 @@ def build_site_once_per_run(config, tmp_path_factory) -> BuiltSite:
     the lock, then load that record. A failed build leaves no record, so each worker
     that asks tries the build itself and reports its failure.
     """
-    from filelock import FileLock  # installed with torch (and transformers)
+    from filelock import FileLock
 
     folder = tmp_path_factory.getbasetemp()
     if hasattr(config, "workerinput"):  # not the environment: a test's subprocess inherits it
