@@ -34,8 +34,11 @@ $(NODE_STAMP): package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# In parallel (pytest-xdist): a page's blocks stay together and in order on one worker,
-# every other test goes where there is room (tools/pagecheck/plugin.py); JOBS=0 runs serially.
+# In parallel (pytest-xdist), in units (tools/pagecheck/schedule.py): a page's blocks stay
+# together and in order on one worker, so do a test file's tests (its fixtures are set up
+# once), and the browser audits go one by one; the longest units go first, by their times
+# in the last run (.pytest_cache). The site is built once per run, for all the workers.
+# JOBS=0 runs serially. The ten slowest tests are printed at the end (pyproject.toml).
 JOBS ?= auto
 test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadscope

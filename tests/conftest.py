@@ -1,13 +1,13 @@
-"""Shared fixtures: the site, built once per test session."""
+"""Shared fixtures: the site, built once per test run (shared by the xdist workers)."""
 
 import pytest
 
-from tests.support import ROOT, BuiltSite, build_site
+from tests.support import BuiltSite, build_site_once_per_run
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> BuiltSite:
-    return build_site(ROOT / "mkdocs.yml", tmp_path_factory.mktemp("site"))
+def built_site(pytestconfig, tmp_path_factory) -> BuiltSite:
+    return build_site_once_per_run(pytestconfig, tmp_path_factory)
 
 
 def pytest_report_header(config):

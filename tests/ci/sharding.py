@@ -1,15 +1,19 @@
 """Split the test run into shards, for CI runners that run them side by side (hooks in conftest.py).
 
-``TEST_SHARD=2/3 make test`` runs the second of three shards: the test files, sorted by
-path, are dealt round-robin, and a shard runs every test of its files (so a page's blocks
-stay together, in order, and each file's fixtures are set up once). Every file lands in
-exactly one shard, so the shards together run the whole suite. Without ``TEST_SHARD``
-everything runs. The GitHub workflow (.github/workflows/docs.yml) uses it.
+``TEST_SHARD=2/3 make test`` runs the second of three shards. The tests are cut into the
+same units as a parallel run deals out (tools/pagecheck/schedule.py): a page, a test file,
+or one browser test of the few files whose tests are long and independent. The units,
+sorted, are dealt round-robin, and a shard runs every test of its units (so a page's
+blocks stay together, in order, and a file's module fixtures are set up once). Every
+unit lands in exactly one shard, so the shards together run the whole suite. Without
+``TEST_SHARD`` everything runs. The GitHub workflow (.github/workflows/docs.yml) uses it.
 """
 
 import os
 
 import pytest
+
+from tools.pagecheck.schedule import unit_of
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -23,9 +27,9 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def shard_of(paths: list[str], index: int, count: int) -> set[str]:
-    """The files of shard ``index`` of ``count`` (1-based), dealt round-robin by path."""
-    return {path for n, path in enumerate(sorted(set(paths))) if n % count == index - 1}
+def shard_of(units: list[str], index: int, count: int) -> set[str]:
+    """The units of shard ``index`` of ``count`` (1-based), dealt round-robin in sorted order."""
+    return {unit for n, unit in enumerate(sorted(set(units))) if n % count == index - 1}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,9 +37,9 @@ def pytest_collection_modifyitems(config, items):
     if not text:
         return
     index, count = parse_shard(text)
-    mine = shard_of([str(item.path) for item in items], index, count)
-    keep = [item for item in items if str(item.path) in mine]
-    config.hook.pytest_deselected(items=[item for item in items if str(item.path) not in mine])
+    mine = shard_of([unit_of(item.nodeid) for item in items], index, count)
+    keep = [item for item in items if unit_of(item.nodeid) in mine]
+    config.hook.pytest_deselected(items=[item for item in items if unit_of(item.nodeid) not in mine])
     items[:] = keep
 
 

@@ -185,6 +185,22 @@ def visit(browser, url: str, expect_status: int = 200, wait: str = "networkidle"
     return seen
 
 
+MATERIAL_SCHEME = {"light": "default", "dark": "slate"}  # the reader's scheme -> the theme's
+
+
+def wait_for_scheme(page, scheme: str) -> None:
+    """Wait until the theme shows the reader's colour ``scheme``: Material's script applies
+    it once the page has loaded, which on a busy machine can be after the network is idle."""
+    expected = MATERIAL_SCHEME[scheme]
+    try:
+        page.wait_for_function("s => document.body.dataset.mdColorScheme === s", arg=expected,
+                               timeout=10_000)
+    except Exception:  # Playwright's timeout, which would not say what was awaited
+        shown = page.get_attribute("body", "data-md-color-scheme")
+        raise AssertionError(f"{page.url}: the {scheme} theme ({expected}) never showed, "
+                             f"the page shows {shown}") from None
+
+
 def page_paths(built_site) -> list[str]:
     """Every page of the built site, as a path under the site's root."""
     paths = sorted(p.parent.relative_to(built_site.site_dir).as_posix()

@@ -2,12 +2,13 @@
 
 axe-core (npm, pinned in package-lock.json, installed by `make`) is injected into each
 page by the test; the site never ships it. Every page, the 404 page included, is audited
-in the light and the dark theme, at a desktop width and at a 390-px phone width, with every
-collapsible opened so the hidden answers are audited too. The rule sets are WCAG 2.0 and
-2.1, levels A and AA. What an automated audit cannot see is driven by hand: the
-interview answers, the content tabs and a scrolling table, with the keyboard only, and the
-states a screen reader announces (read from Chromium's accessibility tree); figures have
-real text alternatives and follow the theme.
+in the light and the dark theme (one test per page and theme, which parallel workers
+share), at a desktop width and at a 390-px phone width, with every collapsible opened so
+the hidden answers are audited too. The rule sets are WCAG 2.0 and 2.1, levels A and AA.
+What an automated audit cannot see is driven by hand: the interview answers, the content
+tabs and a scrolling table, with the keyboard only, and the states a screen reader
+announces (read from Chromium's accessibility tree); figures have real text alternatives
+and follow the theme.
 """
 
 import re
@@ -15,9 +16,11 @@ import re
 import pytest
 
 from tests.support import ROOT
-from tests.site.browsing import DESKTOP, PHONE, page_paths, visit
+from tests.site.browsing import DESKTOP, PHONE, page_paths, visit, wait_for_scheme
+from tools.site.practice_pages import practice_chapters, practice_source
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+DOCS = ROOT / "docs"
 WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 NOT_FOUND = "no/such/page/"
 CHAPTER_2 = "chapters/ch02-self-attention/"
@@ -60,24 +63,52 @@ def summary(found: dict) -> str:
     return "\n".join(lines)
 
 
+def named_pages() -> list[str]:
+    """The pages known before the build, by their names under docs/: every Markdown page and
+    every practice notebook. Each gets audit tests of its own, so that xdist spreads them."""
+    markdown = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+    return markdown + [practice_source(c) for c in practice_chapters(ROOT)]
+
+
+OTHER_PAGES = "every other page"
+
+
+def audited_paths(built_site, page: str) -> list[str]:
+    """The site paths one audit test visits: its page's, or for OTHER_PAGES every page
+    that no name covers (the generated ones: questions, blog archive...) and the 404 page."""
+    if page != OTHER_PAGES:
+        return [built_site.addresses[page]]
+    named = {built_site.addresses[name] for name in named_pages()}
+    return [path for path in page_paths(built_site) if path not in named] + [NOT_FOUND]
+
+
+def test_the_audit_visits_every_page_of_the_site(built_site):
+    named = {built_site.addresses.get(name) for name in named_pages()}
+    paths = page_paths(built_site)
+    assert named <= set(paths), f"named pages missing from the site: {named - set(paths)}"
+    assert len(paths) > 5, paths
+
+
+@pytest.mark.parametrize("page", named_pages() + [OTHER_PAGES])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_page_has_no_wcag_aa_violation(browser, server, built_site, axe_source, scheme):
+def test_every_page_has_no_wcag_aa_violation(browser, server, built_site, axe_source, scheme,
+                                             page):
     found = {}
-    paths = page_paths(built_site) + [NOT_FOUND]
-    for path in paths:
+    for path in audited_paths(built_site, page):
+        # After the load event only the favicon is still fetched: no wait for the network to
+        # go idle (half a second each time); the theme and the layout are awaited instead.
         seen = visit(browser, server + path, expect_status=404 if path == NOT_FOUND else 200,
-                     color_scheme=scheme, viewport=DESKTOP)
-        page = seen.page
-        page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
-        settle(page)
+                     wait="load", color_scheme=scheme, viewport=DESKTOP)
+        wait_for_scheme(seen.page, scheme)  # audit the theme named, never the other one
+        seen.page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+        settle(seen.page)
         for width, viewport in [("desktop", DESKTOP), ("390 px", PHONE)]:
-            page.set_viewport_size(viewport)
-            settle(page)
-            violations = audit(page, axe_source)
+            seen.page.set_viewport_size(viewport)
+            settle(seen.page)
+            violations = audit(seen.page, axe_source)
             if violations:
                 found[f"/{path} [{scheme}, {width}]"] = violations
-        page.context.close()
-    assert len(paths) > 5
+        seen.page.context.close()
     assert not found, "axe-core finds WCAG AA violations:\n" + summary(found)
 
 

@@ -11,6 +11,8 @@ collects one test per Python fence. It changes how a block runs (``checker.py``)
   it with ``docs/assets/figures/name.svg`` (``figures.py``).
 * ``pytest --update-outputs`` (``make outputs``) rewrites Output blocks and figures
   (``update.py``).
+* Under pytest-xdist a page is dealt out whole to one worker, and the longest work goes
+  first (``schedule.py``).
 
 Blocks marked ```` ```{.python notest} ```` are not run (pseudo-code); keep them rare.
 
@@ -29,10 +31,12 @@ import pytest
 from pytest_markdown_docs import _runners  # private API: pytest-markdown-docs is pinned exactly
 
 from tools.pagecheck.checker import DEFAULT_TIMEOUT_S, Checker, PageCheckError
+from tools.pagecheck.schedule import Durations, make_scheduler
 from tools.pagecheck.update import write_outputs
 from tools.source.markdown import CourseMarkdown
 
 _checker: Checker | None = None
+_durations: Durations | None = None
 
 
 @_runners.register_runner(default=True)
@@ -65,8 +69,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    global _checker
+    global _checker, _durations
     os.environ.setdefault("MPLBACKEND", "Agg")
+    if not hasattr(config, "workerinput"):  # an xdist worker's times reach the controller
+        _durations = Durations(config)
     _checker = Checker(Path(config.rootpath).resolve(), config.getoption("update_outputs"),
                        config.getoption("block_timeout"))
 
@@ -76,27 +82,23 @@ def pytest_markdown_docs_markdown_it():
     return CourseMarkdown(_checker.root if _checker else Path.cwd())
 
 
-# Under pytest-xdist a page's blocks must run on one worker, in order, so each runs
-# exactly once; every other test may go to any worker. `--dist loadfile` would keep each
-# test file whole too, which puts all of a slow file's tests (one browser run per page)
-# on one worker. (Not `--dist loadgroup` with xdist_group marks: xdist 3.8 tags the group
-# onto `item._nodeid`, which pytest 9.2 no longer reads, so the groups are ignored.)
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Schedule a page (a Markdown file) as one unit and every other test on its own."""
+    """Deal a page out as one unit, every other test on its own, longest first (schedule.py)."""
     if config.getvalue("dist") == "each":  # every test on every worker: nothing to group
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    return make_scheduler(config, log, _durations)
 
-    class PageScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return path if path.endswith(".md") else nodeid
 
-    return PageScheduling(config, log)
+def pytest_runtest_logreport(report):
+    """Time every test where the run is steered (not on an xdist worker), for the next run."""
+    if _durations is not None:
+        _durations.add(report)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if _durations is not None:
+        _durations.save()
     if _checker is None:
         return
     if _checker.update:

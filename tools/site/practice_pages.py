@@ -25,13 +25,23 @@ from tools.source.chapters import chapters  # noqa: E402
 NAV_SECTION = "Practice"
 
 
-def practice_chapters(config):
-    root = Path(config.config_file_path).resolve().parent
+def practice_chapters(root: Path):
+    """The chapters of the repository at ``root`` that have a Practice section."""
     return [c for c in chapters(root) if c.practice_lines() is not None]
 
 
+def practice_source(chapter) -> str:
+    """The name of a chapter's practice notebook among the site's files: ``practice/ch02.ipynb``."""
+    return f"practice/{chapter.number}.ipynb"
+
+
+def repository_of(config) -> Path:
+    """The repository being built: the folder of its mkdocs.yml."""
+    return Path(config.config_file_path).resolve().parent
+
+
 def on_config(config):
-    entries = [f"practice/{c.number}.ipynb" for c in practice_chapters(config)]
+    entries = [practice_source(c) for c in practice_chapters(repository_of(config))]
     for item in config.nav or []:
         if isinstance(item, dict) and NAV_SECTION in item:
             item[NAV_SECTION] = entries
@@ -41,11 +51,11 @@ def on_config(config):
 @event_priority(100)  # before mkdocs-jupyter's on_files, which picks up *.ipynb
 def on_files(files, config):
     scratch = Path(tempfile.mkdtemp(prefix="practice-notebooks-"))
-    for chapter in practice_chapters(config):
+    for chapter in practice_chapters(repository_of(config)):
         nb = practice_notebook(chapter, config.repo_url or "", config.site_url or "")
-        target = scratch / "practice" / f"{chapter.number}.ipynb"
+        target = scratch / practice_source(chapter)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
-        files.append(File(f"practice/{chapter.number}.ipynb", str(scratch), config.site_dir,
+        files.append(File(practice_source(chapter), str(scratch), config.site_dir,
                           config.use_directory_urls))
     return files
