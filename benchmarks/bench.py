@@ -6,9 +6,9 @@
 Everything runs in one process. For each case (heads, n, causal) the implementations
 take turns: ``--repeats`` rounds in which every implementation runs once, so a slow
 moment of a shared machine hits all of them alike. We report the median of the rounds.
-Each timed call directly follows an untimed call of the same implementation
-(``primed_time``): it finds memory, caches and idle threads as a repeated call does,
-and not as another library's call left them.
+Each timed call directly follows untimed calls of the same implementation (at least
+one, and for 0.15 s: ``primed_time``): it finds memory, caches and idle threads as a
+repeated call does, and not as another library's call left them.
 
 - numpy-plain: ``attention.attention`` (the full n x n score matrix).
 - numpy-blocked: ``attention.blocked_attention`` (tiles, online softmax, threads).

@@ -4,9 +4,10 @@
     python benchmarks/compare.py 8x4096 7acff16 HEAD --causal
 
 Each revision's whole `attention` package is imported apart from the others (taken
-with `git archive`), and their kernels and PyTorch's fused SDPA take turns in one process, each timed call right after an untimed one of the same function. We print
-each revision's median time and the median of its per-round ratio to PyTorch, and the
-load average (1 min): how chapter 5's table of what each step bought is measured.
+with `git archive`), and their kernels and PyTorch's fused SDPA take turns in one
+process, each timed call right after untimed ones of the same function (primed_time).
+We print each revision's median time and the median of its per-round ratio to PyTorch,
+and the load average (1 min): how chapter 5's table of what each step bought is measured.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
     python benchmarks/side_by_side.py --rounds 9 --cases 8x4096 1x8192
 
 No allocator settings, no memory measurement, nothing else in between: each round times
-every implementation once, in turn (each timed call right after an untimed one of the
+every implementation once, in turn (each timed call right after untimed ones of the
 same implementation), and we report the best and the median of the rounds, the ratio
 blocked / PyTorch of each, and the load average (1 min) before and after.
 """
@@ -42,17 +42,21 @@ def runners(heads: int, n: int, causal: bool, plain: bool, d: int = 64):
     return runs
 
 
-def primed_time(run) -> float:
-    """Seconds one call of ``run`` takes right after an untimed call of it.
+def primed_time(run, settle_s: float = 0.15) -> float:
+    """Seconds one call of ``run`` takes right after untimed calls of it.
 
-    The untimed call leaves things as a repeated call finds them: the idle threads still
-    spinning (OpenBLAS's for about 0.1 s, PyTorch's OpenMP ones) are run's own, not
-    another library's competing for the cores, and the memory it frees is reused at
-    once. No pause separates the two: memory left free for about two seconds costs far
-    more to touch again on a virtual machine whose kernel returns free memory to the
-    host (free page reporting), as the one that produced the committed results does.
+    The untimed calls (at least one, and for ``settle_s`` seconds) leave things as a
+    repeated call finds them: the idle threads of another library's last call
+    (OpenBLAS's spin for about 0.1 s, PyTorch's OpenMP ones too) have stopped taking a
+    core, the threads still spinning are run's own, and the memory it frees is reused
+    at once. No pause separates the calls: memory left free for a second or two costs
+    far more to touch again on a virtual machine whose kernel returns free memory to
+    the host (free page reporting), as the one that produced the committed results does.
     """
-    run()  # untimed; its result is freed before the timed call
+    settled = time.perf_counter() + settle_s
+    run()  # untimed; results are freed before the timed call
+    while time.perf_counter() < settled:
+        run()
     start = time.perf_counter()
     result = run()
     elapsed = time.perf_counter() - start
