@@ -83,6 +83,9 @@ class Settings:
     impls: tuple = IMPLS
     # timed rounds per case; we report their median
     repeats: int = 5
+    # seconds of untimed calls before each timed one (primed_time): another library's
+    # idle threads stop spinning (OpenBLAS's after about 0.1 s)
+    settle_s: float = 0.15
     # bytes: a case whose n x n arrays would need more than this is skipped
     memory_limit: int = 8 * 10**9
     # glibc blocks of this size or more get fresh pages in the PyTorch memory child
@@ -98,7 +101,7 @@ class Settings:
 
 
 FULL = Settings()
-QUICK = Settings(cases=((1, 256), (1, 512), (2, 256)), gemm_rounds=3,
+QUICK = Settings(cases=((1, 256), (1, 512), (2, 256)), settle_s=0.01, gemm_rounds=3,
                  gemm_every_round=False, cross_check_case=(1, 512), cross_check_rounds=5)
 RECORD_KEYS = ["impl", "heads", "n", "d", "dtype", "causal", "median_s", "peak_bytes", "gflops"]
 
@@ -278,7 +281,7 @@ def bench_case(heads: int, n: int, causal: bool, settings: Settings = FULL,
     for round_ in range(settings.repeats):
         # Rotate the order each round, so that no implementation always follows the same one.
         for impl in order[round_ % len(order):] + order[: round_ % len(order)]:
-            times[impl].append(primed_time(runners[impl]))
+            times[impl].append(primed_time(runners[impl], settings.settle_s))
         if gemm is not None and settings.gemm_every_round:
             gemm.sample()
 
@@ -357,7 +360,7 @@ def cross_check(records, settings: Settings) -> dict:
     script = Path(__file__).resolve().parent / "side_by_side.py"
     child = subprocess.run(
         [sys.executable, str(script), "--json", "--plain", "--cases", f"{heads}x{n}",
-         "--rounds", str(settings.cross_check_rounds)],
+         "--rounds", str(settings.cross_check_rounds), "--settle", str(settings.settle_s)],
         capture_output=True, text=True, check=True)
     fresh = json.loads(child.stdout.strip().splitlines()[-1])[f"{heads}x{n}"]
     check = {"case": [heads, n], "rounds": settings.cross_check_rounds, "ratios": {},

@@ -64,12 +64,13 @@ def primed_time(run, settle_s: float = 0.15) -> float:
     return elapsed
 
 
-def measure(heads: int, n: int, causal: bool, rounds: int, plain: bool) -> dict:
+def measure(heads: int, n: int, causal: bool, rounds: int, plain: bool,
+            settle_s: float) -> dict:
     runs = runners(heads, n, causal, plain)
     times = {name: [] for name in runs}
     for _ in range(rounds):
         for name, run in runs.items():
-            times[name].append(primed_time(run))
+            times[name].append(primed_time(run, settle_s))
     return times
 
 
@@ -78,6 +79,8 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--cases", nargs="+", default=["8x4096", "1x8192"])
     parser.add_argument("--plain", action="store_true", help="also time plain NumPy attention")
+    parser.add_argument("--settle", type=float, default=0.15,
+                        help="seconds of untimed calls before each timed one")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON line: {case: {causal: {impl: [seconds, ...]}}}")
     args = parser.parse_args(argv)
@@ -85,15 +88,16 @@ def main(argv=None) -> None:
         result = {}
         for case in args.cases:
             heads, n = map(int, case.split("x"))
-            result[case] = {str(causal): measure(heads, n, causal, args.rounds, args.plain)
-                            for causal in (False, True)}
+            result[case] = {
+                str(causal): measure(heads, n, causal, args.rounds, args.plain, args.settle)
+                for causal in (False, True)}
         print(json.dumps(result))
         return
     for case in args.cases:
         heads, n = map(int, case.split("x"))
         for causal in (False, True):
             load = os.getloadavg()[0]
-            times = measure(heads, n, causal, args.rounds, args.plain)
+            times = measure(heads, n, causal, args.rounds, args.plain, args.settle)
             best = {name: min(t) for name, t in times.items()}
             median = {name: statistics.median(t) for name, t in times.items()}
             cells = ", ".join(f"{name} {best[name] * 1e3:.0f} ms (median {median[name] * 1e3:.0f})"
