@@ -131,10 +131,13 @@ class Exercises:
 
 
 def run_check(check, answer, capsys) -> tuple[bool, str]:
-    """Call a self-check on an answer: it returns a bool, and its verdict is the last line
-    printed (a reader's answer may print lines of its own before it)."""
+    """Call a self-check on an answer: it returns a bool, and its verdict is what it
+    printed last, from its "✓"/"✗" line on, its wrapped lines joined into one (a reader's
+    answer may print lines of its own before it)."""
     result = check(answer)
     printed = capsys.readouterr().out.strip().splitlines()
     assert result in (True, False)
-    assert printed and printed[-1].startswith(("✓ Correct: ", "✗ Not yet: ")), printed
-    return result, printed[-1]
+    starts = [i for i, line in enumerate(printed)
+              if line.startswith(("✓ Correct: ", "✗ Not yet: "))]
+    assert starts, printed
+    return result, " ".join(line.strip() for line in printed[starts[-1]:])

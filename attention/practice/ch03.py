@@ -1,6 +1,6 @@
 """Self-checks for the practice exercises of chapter 3 (the transformer block).
 
-Each check calls the reader's function on data of its own, prints one line ("✓ Correct:
+Each check calls the reader's function on data of its own, prints one verdict ("✓ Correct:
 ..." or "✗ Not yet: ..." saying what is wrong) and returns True or False. A check never
 raises: a reader's exception, a wrong shape or a wrong type is a verdict too.
 """

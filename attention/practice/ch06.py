@@ -1,6 +1,6 @@
 """Self-checks for the practice exercises of chapter 6 (backpropagation through attention).
 
-Each check calls the reader's function on data of its own, prints one verdict line
+Each check calls the reader's function on data of its own, prints one verdict
 ("✓ Correct: ..." or "✗ Not yet: ..." saying what is wrong) and returns True or False.
 It never raises because an answer is wrong. References come from ``attention.backward``.
 """

@@ -1,17 +1,26 @@
-"""How every self-check reports: one printed line and True or False, never an exception.
+"""How every self-check reports: one printed verdict and True or False, never an exception.
 
 A reader's wrong answer is a verdict, not a crash, so a page can run an unsolved starter
 and show the check's message as its checked output.
 """
 
 import re
+import textwrap
 
 PASS, FAIL = "✓ Correct: ", "✗ Not yet: "
+WIDTH = 80  # the column a page's code and output fit in
 
 
 def verdict(ok: bool, message: str) -> bool:
-    """Print "✓ Correct: message" or "✗ Not yet: message", on one line, and return ``ok``."""
-    print((PASS if ok else FAIL) + re.sub(r"\s*\n\s*", " ", str(message)))
+    """Print "✓ Correct: message" or "✗ Not yet: message" and return ``ok``.
+
+    One verdict, wrapped at WIDTH columns with its later lines indented, so that it
+    reads without scrolling on a page, in a notebook and in a terminal. Words are never
+    split: joining the lines with single spaces gives the message back.
+    """
+    text = (PASS if ok else FAIL) + re.sub(r"\s+", " ", str(message)).strip()
+    print(textwrap.fill(text, WIDTH, subsequent_indent="  ", break_long_words=False,
+                        break_on_hyphens=False))
     return ok
 
 
