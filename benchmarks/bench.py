@@ -294,20 +294,24 @@ def bench_case(heads: int, n: int, causal: bool, settings: Settings = FULL,
     return [records[impl] for impl in settings.impls]
 
 
-def median_of(records, impl: str, heads: int, n: int, causal: bool) -> float | None:
-    """The median time of one record, or None if that case was skipped or not run."""
+def _times(records, impl: str, heads: int, n: int, causal: bool) -> list[float]:
+    """The timed rounds of one record; empty if that case was skipped or not run."""
     for r in records:
         if (r["impl"], r["heads"], r["n"], r["causal"]) == (impl, heads, n, causal):
-            return r["median_s"]
-    return None
+            return r.get("times_s", [])
+    return []
+
+
+def median_of(records, impl: str, heads: int, n: int, causal: bool) -> float | None:
+    """The median time of one record, or None if that case was skipped or not run."""
+    times = _times(records, impl, heads, n, causal)
+    return statistics.median(times) if times else None
 
 
 def best_of(records, impl: str, heads: int, n: int, causal: bool) -> float | None:
     """The best (shortest) round of one record, or None if it was skipped or not run."""
-    for r in records:
-        if (r["impl"], r["heads"], r["n"], r["causal"]) == (impl, heads, n, causal):
-            return min(r["times_s"]) if r.get("times_s") else None
-    return None
+    times = _times(records, impl, heads, n, causal)
+    return min(times) if times else None
 
 
 def causal_work_ratio(n: int) -> float:
