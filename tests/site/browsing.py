@@ -154,7 +154,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
 @dataclass
 class Visit:
-    """One page load in a fresh context, with everything the browser reported."""
+    """One page load, with everything the browser reported."""
 
     page: object
     requests: list = field(default_factory=list)
@@ -165,15 +165,21 @@ class Visit:
 
 def visit(browser, url: str, expect_status: int = 200, wait: str = "networkidle",
           **context_options) -> Visit:
-    """Open ``url`` in a fresh context; ``wait="networkidle"`` waits for every request to end.
+    """Open ``url`` in a fresh context (a first-time reader): see :func:`visit_in`."""
+    return visit_in(browser.new_context(**context_options), url, expect_status, wait)
 
-    The listeners are attached before the page loads, so they see every request it makes.
+
+def visit_in(context, url: str, expect_status: int = 200, wait: str = "networkidle") -> Visit:
+    """Open ``url`` in a new page of ``context``; ``wait="networkidle"`` waits for every
+    request to end.
+
+    The listeners are attached to the page before it loads, so they see every request it
+    makes, its Web Workers' included.
     """
-    context = browser.new_context(**context_options)
     page = context.new_page()
     seen = Visit(page)
-    context.on("request", lambda r: seen.requests.append(r.url))
-    context.on("requestfailed", lambda r: seen.failed.append(f"{r.url} ({r.failure})"))
+    page.on("request", lambda r: seen.requests.append(r.url))
+    page.on("requestfailed", lambda r: seen.failed.append(f"{r.url} ({r.failure})"))
 
     def finished(request):
         response = request.response()
@@ -182,7 +188,7 @@ def visit(browser, url: str, expect_status: int = 200, wait: str = "networkidle"
         sizes = request.sizes()
         seen.transferred += sizes["responseBodySize"] + sizes["responseHeadersSize"]
 
-    context.on("requestfinished", finished)
+    page.on("requestfinished", finished)
     # A 404 page's own status shows as a console error too; only the others count.
     page.on("console", lambda m: seen.errors.append(m.text)
             if m.type == "error" and m.location.get("url") != url else None)
@@ -190,6 +196,11 @@ def visit(browser, url: str, expect_status: int = 200, wait: str = "networkidle"
     response = page.goto(url, wait_until=wait)
     assert response.status == expect_status, f"{url}: HTTP {response.status}"
     return seen
+
+
+def origin_of(url: str) -> str:
+    """``http://host:port`` of an ``http://`` address."""
+    return url[: url.index("/", len("http://"))]
 
 
 MATERIAL_SCHEME = {"light": "default", "dark": "slate"}  # the reader's scheme -> the theme's

@@ -1,4 +1,4 @@
-"""The browser tests' fixtures: the built site on a local server, and one browser per session."""
+"""The browser tests' fixtures: the built site on a local server, and the browsers that visit it."""
 
 import functools
 import http.server
@@ -8,7 +8,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.site.browsing import CHROMIUM_ARGS, SiteHandler, find_browser, require_browser
+from tests.site.browsing import (CHROMIUM_ARGS, SiteHandler, find_browser, origin_of,
+                                 require_browser)
 
 
 @pytest.fixture(scope="session")
@@ -26,12 +27,47 @@ def server(built_site):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """The browser of the lookup order (tests/site/browsing.py), driven by Playwright."""
-    executable = require_browser(find_browser(), os.environ)
+def playwright():
+    """Playwright's driver, for the session's browsers."""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser_path() -> str:
+    """The browser of the lookup order (tests/site/browsing.py)."""
+    return require_browser(find_browser(), os.environ)
+
+
+@pytest.fixture(scope="session")
+def browser(playwright, browser_path):
+    """The browser, driven by Playwright: each visit opens a fresh context in it."""
+    browser = playwright.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def reader_profile(playwright, browser_path, tmp_path_factory):
+    """A second browser, with a profile on disk: its cache keeps what earlier pages compiled
+    (V8 caches Pyodide's WebAssembly with the response), which an in-memory fresh context
+    never keeps."""
+    context = playwright.chromium.launch_persistent_context(
+        tmp_path_factory.mktemp("reader-profile"), executable_path=browser_path,
+        args=CHROMIUM_ARGS)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def returning_reader(reader_profile, server):
+    """The profile's context with the site's cookies and storage cleared: a reader who has
+    been here before, with nothing left from the last page but the browser's caches."""
+    cdp = reader_profile.new_cdp_session(reader_profile.pages[0])
+    cdp.send("Storage.clearDataForOrigin", {
+        "origin": origin_of(server),
+        "storageTypes": "cookies,local_storage,indexeddb,cache_storage"})
+    cdp.detach()
+    return reader_profile

@@ -16,7 +16,7 @@ import pytest
 
 from tests.support import ROOT
 from tests.site.browsing import (DEBIAN_CHROMIUM, DEBIAN_HEADLESS_SHELL, DESKTOP, PHONE,
-                                 BrowserChoice, Visit, find_browser, page_paths,
+                                 BrowserChoice, Visit, find_browser, origin_of, page_paths,
                                  require_browser, visit, wait_for_scheme)
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -57,8 +57,8 @@ def test_missing_browser_skips_on_a_laptop_but_fails_in_ci_or_when_asked_for():
 
 
 def problems_of(seen: Visit, base: str, html: str) -> list[str]:
-    origin = base[: base.index("/", len("http://"))]
-    found = [f"request to another host: {u}" for u in seen.requests if not u.startswith(origin)]
+    found = [f"request to another host: {u}" for u in seen.requests
+             if not u.startswith(origin_of(base))]
     found += [f"failed request: {f}" for f in seen.failed]
     found += [f"console error: {e}" for e in seen.errors]
     if 'class="arithmatex"' in html:

@@ -4,6 +4,12 @@ Chromium (Playwright) opens every page of the built site and presses the page's 
 controls; every block that the build offers to run must print what the page's checked
 Output block shows (the varying-number marker applies, as in the page checker). Any
 request that leaves the local server fails the test, as in the other browser tests.
+
+The pages are visited as a returning reader would (one browser profile on disk, its
+cookies and storage cleared before each page): Pyodide's WebAssembly, compiled for the
+first page, comes from the browser's cache for the next (a cached file is still
+requested, and recorded). What only a first-time reader sees (the download, the first
+Run) is tested in fresh contexts.
 """
 
 import re
@@ -13,7 +19,7 @@ import pytest
 
 from tests.support import ROOT
 
-from tests.site.browsing import visit
+from tests.site.browsing import origin_of, visit, visit_in
 from tools.pagecheck.outputs import output_matches
 from tools.site.run_in_page import NOT_IN_BROWSER
 
@@ -58,16 +64,17 @@ def pages_with_python() -> list[str]:
 
 
 @pytest.mark.parametrize("source", pages_with_python())
-def test_every_runnable_block_prints_what_the_page_shows(source, browser, server,
+def test_every_runnable_block_prints_what_the_page_shows(source, returning_reader, server,
                                                          built_site, capsys):
-    # Run from the load event on (the favicon may still be on its way): every request, to
-    # the end of the run, is still checked below; no half-second wait for an idle network.
-    seen = visit(browser, server + built_site.addresses[source], wait="load")
+    # A returning reader: Python compiled for an earlier page is not compiled again (the
+    # first-time reader has tests of its own, below). Run from the load event on (the
+    # favicon may still be on its way): every request, to the end of the run, is still
+    # checked below; no half-second wait for an idle network.
+    seen = visit_in(returning_reader, server + built_site.addresses[source], wait="load")
     start = time.perf_counter()
     blocks = run_whole_page(seen.page)
     seconds = time.perf_counter() - start
-    origin = server[: server.index("/", len("http://"))]
-    outside = [url for url in seen.requests if not url.startswith(origin)]
+    outside = [url for url in seen.requests if not url.startswith(origin_of(server))]
     problems = [f"request to another host: {url}" for url in outside]
     problems += [f"failed request: {f}" for f in seen.failed]
     problems += [f"console error: {e}" for e in seen.errors]
@@ -80,7 +87,7 @@ def test_every_runnable_block_prints_what_the_page_shows(source, browser, server
         elif not output_matches(block["expected"], block["printed"]):
             problems.append(f"block {block['index']} printed\n{block['printed']}\n"
                             f"but the page shows\n{block['expected']}")
-    seen.page.context.close()
+    seen.page.close()
     with capsys.disabled():
         print(f"\nrun in the browser: {source}: {len(blocks) - len(not_run)} of {len(blocks)} "
               f"blocks in {seconds:.1f} s; not run there: {not_run or 'none'}")
@@ -147,8 +154,9 @@ def solve_with_keyboard(page, starter: int) -> None:
     page.keyboard.type(answer)
 
 
-def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(browser, server):
-    seen = visit(browser, server + CHAPTER_2)
+def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(returning_reader,
+                                                                             server):
+    seen = visit_in(returning_reader, server + CHAPTER_2)
     page = seen.page
     for visit_number in (1, 2):
         starter, check = exercise_blocks(page)
@@ -168,11 +176,11 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(br
     assert not seen.errors, seen.errors
     # Instant navigation swapped the pages in place: Python was loaded once and kept.
     assert sum(url.endswith("/pyodide.asm.wasm") for url in seen.requests) == 1, seen.requests
-    page.context.close()
+    page.close()
 
 
-def test_stop_ends_a_runaway_loop_and_the_next_run_works(browser, server):
-    seen = visit(browser, server + CHAPTER_2)
+def test_stop_ends_a_runaway_loop_and_the_next_run_works(returning_reader, server):
+    seen = visit_in(returning_reader, server + CHAPTER_2)
     page = seen.page
     run_block(page, 0)
     page.locator('[data-run-bar="1"] button', has_text="Edit").click()
@@ -190,4 +198,4 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(browser, server):
     page.locator('[data-run-bar="1"] button', has_text="Restore").click()
     run_block(page, 1)
     assert page.locator('div[data-run-block="1"]').get_attribute("data-run-status") == "ran"
-    page.context.close()
+    page.close()
