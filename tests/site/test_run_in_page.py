@@ -172,6 +172,9 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(re
             page.wait_for_function(f"() => location.href !== {here!r}")
             page.go_back()
             page.wait_for_function(f"() => location.href === {here!r}")
+            # The address changes before the content: wait for this page's exercise (the
+            # next page had Run controls too), then for its Run controls.
+            page.locator("div[data-run-block]", has_text="def attention_weights").first.wait_for()
             page.wait_for_selector("[data-run-bar]")
     assert not seen.errors, seen.errors
     # Instant navigation swapped the pages in place: Python was loaded once and kept.
