@@ -11,6 +11,7 @@ import sys
 
 
 from tests.support import ROOT
+from tools.site.pyodide_runtime import CACHE, ensure_runtime
 
 PAGE = '''---
 title: A throwaway chapter
@@ -116,6 +117,9 @@ CHECKLIST = {
 
 
 def copy_repository(target):
+    """The checkout's files as git sees them, and the verified browser runtime (git-ignored,
+    prepared by `make`), which the copy's site build would otherwise fetch again from npm
+    and PyPI."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=ROOT, capture_output=True, text=True, check=True).stdout
     for name in filter(None, listed.split("\0")):
@@ -123,6 +127,7 @@ def copy_repository(target):
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
+    shutil.copytree(ensure_runtime(), target / CACHE.relative_to(ROOT))
 
 
 def add_nav_line(mkdocs_yml):
