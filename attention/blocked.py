@@ -34,6 +34,8 @@ Two tricks make the tile loop shorter than the textbook one, and keep it exact:
   against the running maximum without looking for its own maximum, and masked keys are
   zeroed after the exponential by a multiplication. Only if a score rose far above the
   running maximum (a row sum of p above 2^24) is the query tile redone the careful way.
+  Without a mask, even the first key tile skips the careful step: each row's shift
+  starts at its highest score over the first few keys, which every row sees.
 
 And one that makes the exponentials cheaper: the scores are kept in base 2. Multiplying
 q by scale · log2(e) once per tile gives s · log2(e), and 2^(s · log2(e)) = e^s, so
@@ -64,6 +66,7 @@ BLOCK_Q = 1024  # query rows per tile (fewer if threads would go idle)
 BLOCK_K = 256  # key rows per tile: a 1024 x 256 float32 score tile is 1 MiB
 LARGEST_SUM = 2.0**24  # a query tile whose p sum to more is redone carefully
 LOG2_E = 1 / math.log(2)  # scores times this are in base 2: 2^(s log2 e) = e^s
+FIRST_KEYS = 32  # keys whose scores give each row its first shift
 # --8<-- [end:imports]
 
 
@@ -210,10 +213,12 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
     s_buf = np.empty((bq, min(block_k, n_k)), dtype=dtype)  # one tile, reused
     pv = np.empty((bq, d_v + 1), dtype=dtype)  # one tile's [p @ v, sum of p]
     acc = np.zeros((bq, d_v + 1), dtype=dtype)  # running [sum p * v, sum p]
-    m = np.full(bq, -np.inf, dtype=dtype)  # (bq,) running max of the scores
+    m = np.full(bq, -np.inf, dtype=dtype)  # (bq,) the shift: running max
     floating = mask_tile is not None and mask_tile.dtype != bool
     bias = mask_tile if floating else None  # an additive mask, or None
-    started = False  # has every row seen a score (a finite m)?
+    started = False  # has every row a finite shift m?
+    if mask_tile is None and not always_careful:
+        started = _first_shift(q_ext, k_ext, m, first_pos)
 
     for k0, k1, on_diagonal in key_tiles(first_pos, bq, n_k, block_k):
         # On the diagonal, the first r0 rows see none of these keys: skip them.
@@ -260,6 +265,28 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
     if lse_tile is not None:
         with np.errstate(divide="ignore"):  # log(0) = -inf: nothing seen
             np.add(m * (1 / LOG2_E), np.log(l), out=lse_tile)  # (bq,) in base e
+
+
+def _first_shift(q_ext, k_ext, m, first_pos):
+    """Set each row's shift m to its highest score over the first few keys.
+
+    Those keys (FIRST_KEYS, fewer if the causal mask hides them from row 0)
+    are seen by every row, so the shift is a score of the row: no p
+    underflows to a sum of 0, and the first key tile needs no careful step.
+    Writes m (bq,) and q_ext's last column (-m); returns whether every row
+    got a finite shift (not with inf or nan in q or k: then nothing is set).
+    """
+    n_k = k_ext.shape[0]
+    n = min(FIRST_KEYS, n_k, n_k if first_pos is None else first_pos + 1)
+    if n < 1:
+        return False
+    scores = k_ext[:n] @ q_ext.T  # (n, bq): the last column of q_ext is 0
+    np.max(scores, axis=0, out=m)
+    if not np.isfinite(m).all():
+        m[:] = -np.inf
+        return False
+    q_ext[:, -1] = -m  # [q, -shift] @ [k, 1]ᵀ = score - shift
+    return True
 
 
 @functools.lru_cache(maxsize=32)
