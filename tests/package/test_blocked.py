@@ -359,3 +359,35 @@ def test_the_first_shift_is_each_rows_highest_score_over_keys_every_row_sees():
         q, m = q_ext.copy(), np.full(5, -np.inf)
         assert not blocked_module._first_shift(q, keys, m, first_pos)
         assert np.all(m == -np.inf) and np.all(q[:, 3] == 0)
+
+
+@pytest.mark.parametrize("exponential", [(np.exp, 1.0), (np.exp2, blocked_module.LOG2_E)],
+                         ids=["base-e", "base-2"])
+def test_both_exponentials_give_plain_attention_and_its_log_sum_exp(monkeypatch, exponential,
+                                                                    dtype):
+    # Each process keeps the faster of np.exp and np.exp2 for the dtype; whichever this
+    # machine picks, the other must be exact too: no mask, a float mask (with -inf), a
+    # boolean one, causal, and the log-sum-exp a backward pass reads.
+    monkeypatch.setattr(blocked_module, "_exponential", lambda dtype: exponential)
+    rng = np.random.default_rng(22)
+    q, k, v = draw(rng, dtype, (2, 37, 8), (2, 53, 8), (2, 53, 5))
+    bias = rng.normal(size=(37, 53)).astype(dtype)
+    bias[3, :20] = -np.inf
+    for mask, causal in [(None, False), (None, True), (bias, False), (bias > 0, True)]:
+        ours, lse = blocked_attention(q, k, v, mask=mask, causal=causal, return_lse=True,
+                                      block_q=8, block_k=16)
+        assert max_diff(ours, attention(q, k, v, mask=mask, causal=causal)) <= TOL[dtype]
+        scores = (q.astype(np.float64) @ k.astype(np.float64).swapaxes(-1, -2)
+                  / np.sqrt(8))
+        if mask is not None and mask.dtype != bool:
+            scores = scores + mask
+        elif mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        if causal:
+            scores = np.where(np.tri(37, 53, 53 - 37, dtype=bool), scores, -np.inf)
+        with np.errstate(divide="ignore"):
+            expected = np.log(np.exp(scores).sum(axis=-1))
+        assert max_diff(np.where(np.isinf(expected), 0, lse),
+                        np.where(np.isinf(expected), 0, expected)) <= 10 * TOL[dtype]
+        assert np.array_equal(np.isinf(lse), np.isinf(expected))
+
