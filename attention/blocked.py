@@ -276,7 +276,7 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
 
 @functools.lru_cache(maxsize=None)
 def _exponential(dtype):
-    """(np.exp2, log2 e) if NumPy's exp2 is clearly the faster here, else (np.exp, 1).
+    """(np.exp2, log2 e) if NumPy's exp2 is clearly faster, else (np.exp, 1).
 
     Timed once per process and dtype (best of five on 16,384 numbers like
     score - shift): about a millisecond.
