@@ -154,7 +154,8 @@ def max_abs_diff(a, b):
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     assert a.shape == b.shape, (a.shape, b.shape)
     same = (np.isnan(a) & np.isnan(b)) | (a == b)  # equal infinities too
-    return float(np.max(np.where(same, 0.0, np.abs(a - b)), initial=0.0))
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf: masked out
+        return float(np.max(np.where(same, 0.0, np.abs(a - b)), initial=0.0))
 
 
 def sdpa_reference(q, k, v, mask=None, causal=False, scale=None):
