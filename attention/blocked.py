@@ -146,9 +146,10 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
                 scale=scale,
                 # absolute position of the tile's first query (bottom-right)
                 first_pos=n_k - n_q + q0 if causal else None,
-                block_k=block_k,
+                block_k=block_k, exponential=exponential,
             )
 
+    exponential = _exponential(dtype)  # timed once per process, not in a thread
     with thread_map(workers) as run_all:  # one pool for the whole call
         k_ext, v_ext = _stage(k, v, run_all, workers)  # [k, 1], [v, 1]
         k_ext = np.broadcast_to(k_ext, batch + k_ext.shape[-2:])  # views
@@ -201,17 +202,19 @@ def key_tiles(first_pos, bq, n_k, block_k):
 
 # --8<-- [start:attend_query_tile]
 def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
-                       scale, first_pos, block_k, always_careful=False):
+                       scale, first_pos, block_k, exponential,
+                       always_careful=False):
     """Online softmax over the key tiles for one query tile, into ``out_tile``.
 
     q_tile (bq, d), k_ext (n_k, d + 1), v_ext (n_k, d_v + 1), mask_tile
     (bq, n_k) or None, out_tile (bq, d_v), lse_tile (bq,) or None.
     ``first_pos``: the causal position of query row 0, or None (no causal).
-    Scores, shifts and ``m`` are in units of ``unit`` (base 2: log2 e) until
-    the end; ``exp`` takes them back: exp(x) = e^(x / unit).
+    ``exponential``: (exp, unit), from ``_exponential``. Scores, shifts and
+    ``m`` are in units of ``unit`` (base 2: log2 e) until the end; ``exp``
+    takes them back: exp(x) = e^(x / unit).
     """
     dtype = q_tile.dtype
-    exp, unit = _exponential(dtype)  # np.exp2 and log2 e, or np.exp and 1
+    exp, unit = exponential  # np.exp2 and log2 e, or np.exp and 1
     (bq, d), n_k, d_v = q_tile.shape, v_ext.shape[0], out_tile.shape[1]
     q_ext = np.empty((bq, d + 1), dtype=dtype)  # [q * scale * unit, -shift]
     np.multiply(q_tile, scale * unit, out=q_ext[:, :d])  # once per tile
@@ -238,7 +241,8 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
 
         np.matmul(q_ext[rows], k_ext[k0:k1].T, out=s)  # score - shift
         if bias is not None:
-            s += bias[rows, k0:k1] * unit  # an additive mask: -inf blocks
+            # an additive mask (-inf blocks), in the scores' unit
+            s += bias[rows, k0:k1] if unit == 1 else bias[rows, k0:k1] * unit
         if on_diagonal:  # keys past a query's position get -inf; rows from
             band = min(bq, k1 - 1 - first_pos) - r0  # r0 + band on see all
             s[:band] += _causal_bias(first_pos + r0 - k0, band, k1 - k0, dtype)
@@ -265,7 +269,8 @@ def _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile, lse_tile, *,
     if not always_careful and not l.max() <= LARGEST_SUM:
         return _attend_query_tile(q_tile, k_ext, v_ext, mask_tile, out_tile,
                                   lse_tile, scale=scale, first_pos=first_pos,
-                                  block_k=block_k, always_careful=True)
+                                  block_k=block_k, exponential=exponential,
+                                  always_careful=True)
     # Rows that saw no allowed key have l = 0 and acc = 0: their output is 0.
     np.divide(acc[:, :d_v], np.where(l == 0, dtype.type(1), l)[:, None],
               out=out_tile)

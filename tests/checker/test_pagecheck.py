@@ -30,7 +30,8 @@ def run_pages(folder: Path, *args: str) -> subprocess.CompletedProcess:
     env.pop("PAGECHECK_UPDATE", None)
     command = [
         sys.executable, "-m", "pytest", "-p", "tools.pagecheck.plugin", "-p", "no:cacheprovider",
-        "-p", "no:hypothesispytest", "--markdown-docs", "--markdown-docs-syntax=superfences", "--continue-on-collection-errors",
+        "-p", "no:hypothesispytest", "--markdown-docs", "--markdown-docs-syntax=superfences",
+        "--continue-on-collection-errors",
         "--rootdir", str(folder),
         "-c", os.devnull, *args,
     ]

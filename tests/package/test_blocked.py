@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attention.blocked as blocked_module
-from attention import attention, blocked_attention
+from attention import attention, blocked_attention, logsumexp
 from attention._blas_threads import _bundled_openblas, single_threaded_blas, thread_map
 from attention.blocked import key_tiles
+from attention.masks import causal_mask
 
 TOL = {np.float64: 1e-12, np.float32: 1e-5}
 
@@ -373,20 +374,17 @@ def test_both_exponentials_give_plain_attention_and_its_log_sum_exp(monkeypatch,
     q, k, v = draw(rng, dtype, (2, 37, 8), (2, 53, 8), (2, 53, 5))
     bias = rng.normal(size=(37, 53)).astype(dtype)
     bias[3, :20] = -np.inf
+    scores = q.astype(np.float64) @ k.astype(np.float64).swapaxes(-1, -2) / np.sqrt(8)
     for mask, causal in [(None, False), (None, True), (bias, False), (bias > 0, True)]:
         ours, lse = blocked_attention(q, k, v, mask=mask, causal=causal, return_lse=True,
                                       block_q=8, block_k=16)
         assert max_diff(ours, attention(q, k, v, mask=mask, causal=causal)) <= TOL[dtype]
-        scores = (q.astype(np.float64) @ k.astype(np.float64).swapaxes(-1, -2)
-                  / np.sqrt(8))
-        if mask is not None and mask.dtype != bool:
-            scores = scores + mask
-        elif mask is not None:
-            scores = np.where(mask, scores, -np.inf)
+        floating = mask is not None and mask.dtype != bool
+        allowed = mask if mask is not None and not floating else np.ones((37, 53), bool)
         if causal:
-            scores = np.where(np.tri(37, 53, 53 - 37, dtype=bool), scores, -np.inf)
-        with np.errstate(divide="ignore"):
-            expected = np.log(np.exp(scores).sum(axis=-1))
+            allowed = allowed & causal_mask(37, 53)
+        expected = logsumexp(np.where(allowed, scores + (mask if floating else 0),
+                                      -np.inf), axis=-1)
         assert max_diff(np.where(np.isinf(expected), 0, lse),
                         np.where(np.isinf(expected), 0, expected)) <= 10 * TOL[dtype]
         assert np.array_equal(np.isinf(lse), np.isinf(expected))
