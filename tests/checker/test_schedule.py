@@ -21,7 +21,7 @@ def test_a_page_and_a_test_file_are_units_and_a_spread_test_is_its_own():
     assert unit_of("docs/chapters/ch02-self-attention.md::[CodeFence#3][line:40]") \
         == "docs/chapters/ch02-self-attention.md"
     assert unit_of("tests/package/test_bench.py::test_quick[a::b]") == "tests/package/test_bench.py"
-    spread = f"{SPREAD[0]}::test_every_page_has_no_wcag_aa_violation[light-index.md]"
+    spread = f"{SPREAD[0]}::test_every_page_has_no_wcag_aa_violation[index.md]"
     assert unit_of(spread) == spread
     assert all((ROOT / path).exists() for path in SPREAD), SPREAD
 
