@@ -36,8 +36,9 @@ $(NODE_STAMP): package-lock.json
 
 # In parallel (pytest-xdist), in units (tools/pagecheck/schedule.py): a page's blocks stay
 # together and in order on one worker, so do a test file's tests (its fixtures are set up
-# once), and the browser audits go one by one; the longest units go first, by their times
-# in the last run (.pytest_cache). The site is built once per run, for all the workers.
+# once), and the accessibility audit's pages go one by one; the longest units go first, by
+# their times in the last run (.pytest_cache). The site is built once per run, for all the
+# workers.
 # JOBS=0 runs serially. The ten slowest tests are printed at the end (pyproject.toml).
 JOBS ?= auto
 test: $(STAMP) $(NODE_STAMP)

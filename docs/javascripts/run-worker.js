@@ -2,8 +2,10 @@
 //
 // The worker loads the runtime, NumPy and the course's package from the site itself
 // (assets/pyodide/, written at build time by tools/run_in_page.py), keeps one namespace
-// per page, and runs one block at a time, returning what it printed. Running in a worker
-// keeps the page responsive; a runaway loop is stopped by terminating the worker.
+// per page, and what the page left of the state pages share (NumPy's print options, the
+// global random generators), and runs one block at a time, returning what it printed.
+// Running in a worker keeps the page responsive; a runaway loop is stopped by
+// terminating the worker.
 
 let ready = null;
 
@@ -44,9 +46,33 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 sys.meta_path.append(_Finder())
 _namespaces = {}
 
+import random
+import numpy as np
+
+_PRINT_OPTIONS = np.get_printoptions()
+_states = {}  # page -> what it left of the state all pages share
+
+def _enter(page):
+    """Give the page the state all pages share (NumPy's print options and global generator,
+    random's), as it left it, or for a fresh page as the page checker resets it
+    (tools/pagecheck/state.py): a reader who runs two pages sees each print as it shows."""
+    if page in _states:
+        options, np_state, py_state = _states[page]
+        np.set_printoptions(**options)
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+    else:
+        np.set_printoptions(**_PRINT_OPTIONS)
+        np.random.seed(0)
+        random.seed(0)
+
+def _leave(page):
+    _states[page] = (np.get_printoptions(), np.random.get_state(), random.getstate())
+
 def _run(page, code):
     namespace = _namespaces.setdefault(page, {"__name__": "__main__"})
     out = io.StringIO()
+    _enter(page)
     try:
         compiled = compile(code, "<block>", "exec")
         with contextlib.redirect_stdout(out):
@@ -54,10 +80,13 @@ def _run(page, code):
     except BaseException:
         kind, error, tb = sys.exc_info()
         return out.getvalue(), "".join(traceback.format_exception_only(kind, error)).strip()
+    finally:
+        _leave(page)
     return out.getvalue(), None
 
 def _reset(page):
     _namespaces.pop(page, None)
+    _states.pop(page, None)
 `;
 
 async function start(base) {

@@ -5,10 +5,14 @@ controls; every block that the build offers to run must print what the page's ch
 Output block shows (the varying-number marker applies, as in the page checker). Any
 request that leaves the local server fails the test, as in the other browser tests.
 
-The pages are visited as a returning reader would (one browser profile on disk, its
-cookies and storage cleared before each page): Pyodide's WebAssembly, compiled for the
-first page, comes from the browser's cache for the next (a cached file is still
-requested, and recorded). What only a first-time reader sees (the download, the first
+The pages are read in one tab, as a returning reader reads them (one browser profile on
+disk, its cookies and storage cleared first): the first page is loaded, and each next one
+is reached by a link, which Material's instant navigation follows by swapping the page in
+place. Python, started on the first page, serves the next ones, each with a namespace of
+its own, and with what it left of the state pages share (NumPy's print options, the
+global random generators): what one page sets must not change what the next one prints.
+The tests of this file run in order on one worker (tools/pagecheck/schedule.py), so the
+tab goes through every page. What only a first-time reader sees (the download, the first
 Run) is tested in fresh contexts.
 """
 
@@ -63,21 +67,63 @@ def pages_with_python() -> list[str]:
                   if fence.search(p.read_text("utf8")))
 
 
+class ReadingTab:
+    """One tab of the returning reader's browser, which goes from page to page."""
+
+    def __init__(self, context):
+        self.context = context
+        self.seen = None  # the tab and everything it reported, since its first page
+
+    def open(self, url: str):
+        """Open ``url``: load it in a new tab, or in the tab already open follow a link to it
+        (instant navigation), and wait until its Run controls are in place. Returns the
+        tab's Visit and how many requests, failures and errors it had recorded before."""
+        if self.seen is None:
+            self.seen = visit_in(self.context, url, wait="load")
+            return self.seen, (0, 0, 0)
+        seen = self.seen
+        before = (len(seen.requests), len(seen.failed), len(seen.errors))
+        seen.page.evaluate("""url => {
+            document.querySelector('article').dataset.left = '';
+            const link = document.createElement('a');
+            link.href = url;
+            document.body.append(link);
+            link.click(); }""", url)
+        # (The address may gain an anchor: Material names the section scrolled to.)
+        seen.page.wait_for_function("""url => location.href.split('#')[0] === url
+            && document.querySelector('article:not([data-left]) [data-run-bar]')""",
+                                    arg=url, timeout=60_000)
+        return seen, before
+
+
+@pytest.fixture(scope="module")
+def reading_tab(reader_profile, server):
+    """The returning reader's tab for the pages of this file, with the site's cookies and
+    storage cleared before the first page."""
+    cdp = reader_profile.new_cdp_session(reader_profile.pages[0])
+    cdp.send("Storage.clearDataForOrigin", {
+        "origin": origin_of(server),
+        "storageTypes": "cookies,local_storage,indexeddb,cache_storage"})
+    cdp.detach()
+    tab = ReadingTab(reader_profile)
+    yield tab
+    if tab.seen is not None:
+        tab.seen.page.close()
+
+
 @pytest.mark.parametrize("source", pages_with_python())
-def test_every_runnable_block_prints_what_the_page_shows(source, returning_reader, server,
+def test_every_runnable_block_prints_what_the_page_shows(source, reading_tab, server,
                                                          built_site, capsys):
-    # A returning reader: Python compiled for an earlier page is not compiled again (the
-    # first-time reader has tests of its own, below). Run from the load event on (the
-    # favicon may still be on its way): every request, to the end of the run, is still
-    # checked below; no half-second wait for an idle network.
-    seen = visit_in(returning_reader, server + built_site.addresses[source], wait="load")
+    # Run from the load event on (the favicon may still be on its way): every request, to
+    # the end of the run, is still checked below; no half-second wait for an idle network.
+    seen, (requests, failed, errors) = reading_tab.open(server + built_site.addresses[source])
     start = time.perf_counter()
     blocks = run_whole_page(seen.page)
     seconds = time.perf_counter() - start
-    outside = [url for url in seen.requests if not url.startswith(origin_of(server))]
+    outside = [url for url in seen.requests[requests:] if not url.startswith(origin_of(server))]
     problems = [f"request to another host: {url}" for url in outside]
-    problems += [f"failed request: {f}" for f in seen.failed]
-    problems += [f"console error: {e}" for e in seen.errors]
+    problems += [f"failed request: {f}" for f in seen.failed[failed:]]
+    problems += [f"console error: {e}" for e in seen.errors[errors:]]
     not_run = [f"block {b['index']}: {b['needs']}" for b in blocks if b["needs"]]
     for block in blocks:
         if block["needs"]:
@@ -87,7 +133,6 @@ def test_every_runnable_block_prints_what_the_page_shows(source, returning_reade
         elif not output_matches(block["expected"], block["printed"]):
             problems.append(f"block {block['index']} printed\n{block['printed']}\n"
                             f"but the page shows\n{block['expected']}")
-    seen.page.close()
     with capsys.disabled():
         print(f"\nrun in the browser: {source}: {len(blocks) - len(not_run)} of {len(blocks)} "
               f"blocks in {seconds:.1f} s; not run there: {not_run or 'none'}")
@@ -96,6 +141,14 @@ def test_every_runnable_block_prints_what_the_page_shows(source, returning_reade
     assert not problems, f"{source} in the browser:\n" + "\n\n".join(problems)
     # The blocks the browser cannot run stay few: a page is mostly NumPy.
     assert len(not_run) <= max(2, len(blocks) // 2), not_run
+
+
+def test_the_tab_kept_python_from_page_to_page(reading_tab):
+    """Python was loaded once for all the pages (if this file's page tests ran first)."""
+    if reading_tab.seen is None:
+        pytest.skip("no page of this file ran before this test")
+    loads = [url for url in reading_tab.seen.requests if url.endswith("/pyodide.asm.wasm")]
+    assert len(loads) == 1, loads
 
 
 def test_few_blocks_are_kept_out_of_the_browser_by_hand():

@@ -4,10 +4,12 @@ The units of work:
 
 * a page (a Markdown file): its blocks run on one worker, in order, so each runs exactly
   once;
-* a test file: its tests share module-scoped fixtures (a benchmark run, a fixture site),
-  which are then set up once, as in a serial run;
+* a test file: its tests share module-scoped fixtures (a benchmark run, a fixture site,
+  the browser tab that reads every page in Run in the page's tests), which are then set
+  up once, as in a serial run;
 * except the test files of ``SPREAD``, whose tests are long and independent (each opens
-  its own browser page): each of their tests is a unit of its own.
+  its own browser page): each of their tests is a unit of its own (the accessibility
+  audit of one page).
 
 (Not `--dist loadgroup` with xdist_group marks: xdist 3.8 tags the group onto
 `item._nodeid`, which pytest 9.2 no longer reads, so the groups are ignored.)
@@ -22,7 +24,7 @@ xdist's: the units with the most tests first.
 from __future__ import annotations
 
 CACHE_KEY = "pagecheck/durations"
-SPREAD = ("tests/site/test_accessibility.py", "tests/site/test_run_in_page.py")
+SPREAD = ("tests/site/test_accessibility.py",)
 
 
 def unit_of(nodeid: str) -> str:
