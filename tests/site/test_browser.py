@@ -10,6 +10,7 @@ Which browser: see tests/site/browsing.py (the run's header names it). Without o
 tests are skipped with a message, except in CI (``CI=true``), where that is a failure.
 """
 
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -89,17 +90,38 @@ class PageReport:
     wide_blocks: list  # code or Output blocks that scroll sideways at 1280 px: longest lines
 
 
+QUIET = 0.5  # seconds without network activity: idle, as Playwright's "networkidle" means
+
+
+def wait_until_quiet(visits: list[Visit]) -> None:
+    """Wait until none of the ``visits`` has started or ended a request for QUIET seconds.
+
+    Counted from the visits' own records (requests, failures, bytes received), which
+    Playwright updates while it waits: its own idle wait misses the end of a Web Worker
+    script's request when pages load at once, and would never return."""
+    def activity():
+        return [(len(v.requests), len(v.failed), v.transferred) for v in visits]
+
+    last, quiet_since = activity(), time.monotonic()
+    while time.monotonic() - quiet_since < QUIET:
+        visits[-1].page.wait_for_timeout(50)
+        if (now := activity()) != last:
+            last, quiet_since = now, time.monotonic()
+
+
 @pytest.fixture(scope="session")
 def page_reports(browser, server, built_site) -> dict[str, PageReport]:
-    """Every page loaded once, checked on a desktop screen, then narrowed to a phone's width.
+    """Every page loaded, checked on a desktop screen, then narrowed to a phone's width.
 
-    One page at a time: with many pages loading at once, the headless shell sometimes
-    never reports an idle network (Playwright misses the end of a Web Worker script's
-    request), and the overlapping loads saved no time.
+    The pages load one after the other, each in a tab of its own, and are checked once
+    none of them has used the network for half a second: a page's late requests (its
+    search index, its favicon) are recorded while the next pages load.
     """
+    paths = page_paths(built_site)
+    visits = [visit(browser, server + path, wait="load") for path in paths]
+    wait_until_quiet(visits)
     reports = {}
-    for path in page_paths(built_site):
-        seen = visit(browser, server + path)
+    for path, seen in zip(paths, visits):
         html = (built_site.site_dir / path / "index.html").read_text("utf8")
         problems = problems_of(seen, server, html)
         seen.page.set_viewport_size(DESKTOP)
