@@ -9,6 +9,7 @@ followed by a block that calls its self-check on the reader's function,
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,26 +51,34 @@ class Chapter:
         return practice_lines(self.page.read_text("utf8"))
 
     def exercises(self) -> list[Exercise]:
-        span = self.practice_lines()
-        if span is None:
-            return []
-        page = read_page(self.page, self.root)
-        found = []
-        for block, after in zip(page.blocks, page.blocks[1:]):
-            starter = STARTER.search(block.source)
-            if starter and span[0] < block.line <= span[1]:
-                call = CHECK_CALL.match(after.code.strip())
-                if call is None:
-                    raise ValueError(
-                        f"{self.page}:{after.line}: the block after an exercise's starter "
-                        "must call its self-check on the reader's function, e.g. "
-                        "`check_attention_weights(attention_weights)`"
-                    )
-                found.append(Exercise(starter["file"], starter["section"], call["check"],
-                                      call["function"], block.line))
-        return found
+        return list(exercises_of(self.page, self.root, self.page.read_text("utf8")))
 
 
+@functools.cache
+def exercises_of(path: Path, root: Path, text: str) -> tuple[Exercise, ...]:
+    """The exercises of the page at ``path`` whose Markdown is ``text``: kept for the
+    text, since several test modules ask for every chapter's exercises as they load."""
+    span = practice_lines(text)
+    if span is None:
+        return ()
+    page = read_page(path, root)
+    found = []
+    for block, after in zip(page.blocks, page.blocks[1:]):
+        starter = STARTER.search(block.source)
+        if starter and span[0] < block.line <= span[1]:
+            call = CHECK_CALL.match(after.code.strip())
+            if call is None:
+                raise ValueError(
+                    f"{path}:{after.line}: the block after an exercise's starter "
+                    "must call its self-check on the reader's function, e.g. "
+                    "`check_attention_weights(attention_weights)`"
+                )
+            found.append(Exercise(starter["file"], starter["section"], call["check"],
+                                  call["function"], block.line))
+    return tuple(found)
+
+
+@functools.cache
 def practice_lines(text: str) -> tuple[int, int] | None:
     """0-based [start, end) of the ``## Practice`` section of a page's Markdown."""
     tokens = MarkdownIt("commonmark").parse(lift_containers(text))
