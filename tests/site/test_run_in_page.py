@@ -209,7 +209,7 @@ def solve_with_keyboard(page, starter: int) -> None:
 
 def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(returning_reader,
                                                                              server):
-    seen = visit_in(returning_reader, server + CHAPTER_2)
+    seen = visit_in(returning_reader, server + CHAPTER_2, wait="load")
     page = seen.page
     for visit_number in (1, 2):
         starter, check = exercise_blocks(page)
@@ -236,7 +236,7 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(re
 
 
 def test_stop_ends_a_runaway_loop_and_the_next_run_works(returning_reader, server):
-    seen = visit_in(returning_reader, server + CHAPTER_2)
+    seen = visit_in(returning_reader, server + CHAPTER_2, wait="load")
     page = seen.page
     run_block(page, 0)
     page.locator('[data-run-bar="1"] button', has_text="Edit").click()
@@ -246,8 +246,7 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(returning_reader, serve
     stop = page.locator('[data-run-bar="1"] button', has_text="Stop")
     assert not stop.is_visible()  # Stop shows only while a block runs
     page.locator('[data-run-bar="1"] button', has_text="Run").click()
-    page.wait_for_timeout(1500)
-    assert stop.is_visible()
+    stop.wait_for(state="visible")
     assert page.locator('div[data-run-block="1"]').get_attribute("data-run-status") == "running"
     page.locator('[data-run-bar="1"] button', has_text="Stop").click()
     page.wait_for_function(SETTLED, timeout=10_000)
