@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.site.browsing import (CHROMIUM_ARGS, SiteHandler, find_browser, origin_of,
+from tests.site.browsing import (CHROMIUM_ARGS, SiteHandler, find_browser, forget_the_site,
                                  require_browser)
 
 
@@ -65,9 +65,5 @@ def reader_profile(playwright, browser_path, tmp_path_factory):
 def returning_reader(reader_profile, server):
     """The profile's context with the site's cookies and storage cleared: a reader who has
     been here before, with nothing left from the last page but the browser's caches."""
-    cdp = reader_profile.new_cdp_session(reader_profile.pages[0])
-    cdp.send("Storage.clearDataForOrigin", {
-        "origin": origin_of(server),
-        "storageTypes": "cookies,local_storage,indexeddb,cache_storage"})
-    cdp.detach()
+    forget_the_site(reader_profile, server)
     return reader_profile

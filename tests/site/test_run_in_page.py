@@ -23,7 +23,7 @@ import pytest
 
 from tests.support import ROOT
 
-from tests.site.browsing import origin_of, visit, visit_in
+from tests.site.browsing import forget_the_site, origin_of, visit, visit_in
 from tools.pagecheck.outputs import output_matches
 from tools.site.run_in_page import NOT_IN_BROWSER
 
@@ -100,11 +100,7 @@ class ReadingTab:
 def reading_tab(reader_profile, server):
     """The returning reader's tab for the pages of this file, with the site's cookies and
     storage cleared before the first page."""
-    cdp = reader_profile.new_cdp_session(reader_profile.pages[0])
-    cdp.send("Storage.clearDataForOrigin", {
-        "origin": origin_of(server),
-        "storageTypes": "cookies,local_storage,indexeddb,cache_storage"})
-    cdp.detach()
+    forget_the_site(reader_profile, server)
     tab = ReadingTab(reader_profile)
     yield tab
     if tab.seen is not None:
