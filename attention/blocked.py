@@ -39,12 +39,13 @@ Two tricks make the tile loop shorter than the textbook one, and keep it exact:
 
 And one that makes the exponentials cheaper where it can: the scores may be kept in
 base 2. Multiplying q by scale · log2(e) once per tile gives s · log2(e), and
-2^(s · log2(e)) = e^s, so ``np.exp2`` can replace ``np.exp``: the same numbers (the only
-rounding added is that of the one product scale · log2(e)). Which is faster depends on
-the machine: NumPy vectorises float32 ``exp2`` only with AVX-512 (through Intel's SVML),
-where it takes about 55% of ``exp``'s time, but ``exp`` with AVX2 too, where ``exp2``
-takes over twice as long. So each process times the two once per dtype and keeps the
-faster (``_exponential``).
+2^(s · log2(e)) = e^s, so ``np.exp2`` can replace ``np.exp``: the same numbers up to
+rounding (that of the one product scale · log2(e), and exp2's own in place of exp's,
+both within a few units in the last place). Which is faster depends on the machine:
+NumPy vectorises float32 ``exp2`` only with AVX-512 (through Intel's SVML), where it
+takes about half of ``exp``'s time, but ``exp`` with AVX2 too, where ``exp2`` takes
+over twice as long. So each process times the two once per dtype and keeps the faster
+(``_exponential``).
 
 References:
 - M. Milakov and N. Gimelshein, "Online normalizer calculation for softmax" (2018),

@@ -10,6 +10,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from attention.practice.verdict import FAIL, PASS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -137,7 +139,6 @@ def run_check(check, answer, capsys) -> tuple[bool, str]:
     result = check(answer)
     printed = capsys.readouterr().out.strip().splitlines()
     assert result in (True, False)
-    starts = [i for i, line in enumerate(printed)
-              if line.startswith(("✓ Correct: ", "✗ Not yet: "))]
+    starts = [i for i, line in enumerate(printed) if line.startswith((PASS, FAIL))]
     assert starts, printed
     return result, " ".join(line.strip() for line in printed[starts[-1]:])

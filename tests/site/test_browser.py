@@ -97,8 +97,8 @@ def wait_until_quiet(visits: list[Visit]) -> None:
     """Wait until none of the ``visits`` has started or ended a request for QUIET seconds.
 
     Counted from the visits' own records (requests, failures, bytes received), which
-    Playwright updates while it waits: its own idle wait misses the end of a Web Worker
-    script's request when pages load at once, and would never return."""
+    Playwright updates while it waits: with many pages loading at once, the headless
+    shell sometimes never reports the idle network that Playwright's own wait needs."""
     def activity():
         return [(len(v.requests), len(v.failed), v.transferred) for v in visits]
 

@@ -50,8 +50,8 @@ class Chapter:
         """0-based [start, end) of the page's ``## Practice`` section, heading included."""
         return practice_lines(self.page.read_text("utf8"))
 
-    def exercises(self) -> list[Exercise]:
-        return list(exercises_of(self.page, self.root, self.page.read_text("utf8")))
+    def exercises(self) -> tuple[Exercise, ...]:
+        return exercises_of(self.page, self.root, self.page.read_text("utf8"))
 
 
 @functools.cache
