@@ -1,0 +1,42 @@
+"""The course's one notation (chapter 1, "The course's shape vocabulary") holds on every
+page: W is a weight, so a window is w; L counts layers, so a loss is ℒ; positions are i
+and j, since n is the length. The Practice sections are left out: their text is the
+exercises', checked with them.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGES = sorted([*DOCS.glob("chapters/*.md"), *DOCS.glob("blog/posts/*.md")])
+
+# (what is wrong, a pattern that finds it in a page's prose or math)
+MISUSES = [
+    ("a window written W (W is a weight matrix)", re.compile(r"(?:last|beyond) \$W\$|\$W [-+]|\(W - 1\)")),
+    ("a loss written L (L counts layers)", re.compile(r"\\partial L\b|∂L/∂")),
+    ("positions written m, n (n is the length)", re.compile(r"\bq_m\b|\bk_n\b|\bm - n\b|\$n - m\$")),
+]
+
+
+def lesson_text(page: Path) -> str:
+    """The page without its Practice section (from "## Practice" to the next "## ")."""
+    text = page.read_text(encoding="utf8")
+    return re.sub(r"^## Practice\n.*?(?=^## )", "", text, flags=re.S | re.M)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_page_follows_the_course_notation(page):
+    text = lesson_text(page)
+    found = [f"line {text[:m.start()].count(chr(10)) + 1}: {what}: {m.group(0)!r}"
+             for what, pattern in MISUSES for m in pattern.finditer(text)]
+    assert not found, f"{page.name}:\n" + "\n".join(found)
+
+
+def test_the_shapes_page_pairs_formula_letters_with_code_names():
+    shapes = (DOCS / "chapters/ch01-foundations.md").read_text(encoding="utf8")
+    table = shapes[shapes.index("{ #shapes }"):shapes.index("## 1.6")]
+    for row in ("`n_heads`, `n_kv_heads`", "`window`", "`n_layers`", r"\mathcal{L}",
+                "$i$, $j$"):
+        assert row in table, row
