@@ -2,6 +2,7 @@
 
     python benchmarks/bench.py            # full run -> benchmarks/results.json, results.md
     python benchmarks/bench.py --quick    # tiny sizes, seconds -> results-quick.json, .md
+    python benchmarks/bench.py --render   # only rewrite results.md from results.json
 
 Everything runs in one process. For each case (heads, n, causal) the implementations
 take turns: ``--repeats`` rounds in which every implementation runs once, so a slow
@@ -384,8 +385,13 @@ def cross_check(records, settings: Settings) -> dict:
     return check
 
 
+LABELS = {"numpy-plain": "plain NumPy", "numpy-blocked": "blocked NumPy",
+          "torch-sdpa": "PyTorch SDPA", "torch-sdpa-math": "PyTorch SDPA math"}
+
+
 def markdown_table(result: dict) -> str:
-    """The results as a Markdown table, with the machine and versions above it."""
+    """The results as two narrow Markdown tables (time and share of the peak; memory),
+    one row per case and one column per implementation, with the machine above them."""
     peak = result["gemm_gflops"]
     s = result["settings"]
     lines = [
@@ -396,21 +402,31 @@ def markdown_table(result: dict) -> str:
         f"Matrix-multiply peak: {peak:.0f} GFLOP/s. "
         f"Load average (1 min) {result['load_average']['start']:.1f} at the start, "
         f"{result['load_average']['end']:.1f} at the end.",
-        "",
-        "| heads | n | causal | implementation | time (ms) | GFLOP/s | % of peak | peak memory (MiB) |",
-        "|---:|---:|:---:|:---|---:|---:|---:|---:|",
     ]
+    cases = {}  # (heads, n, causal) -> {impl: record}, in the order measured
     for r in result["records"]:
+        cases.setdefault((r["heads"], r["n"], r["causal"]), {})[r["impl"]] = r
+    impls = [impl for impl in LABELS if any(impl in row for row in cases.values())]
+
+    def time_cell(r):
         if r["skipped"]:
-            cells = ["skipped", "", "", ""]
-        else:
-            memory = "n/a" if r["peak_bytes"] is None else f"{r['peak_bytes'] / 2**20:,.1f}"
-            cells = [f"{r['median_s'] * 1e3:,.1f}", f"{r['gflops']:.1f}",
-                     f"{100 * r['gflops'] / peak:.0f}", memory]
-        lines.append(
-            f"| {r['heads']} | {r['n']:,} | {'yes' if r['causal'] else 'no'} | {r['impl']} | "
-            + " | ".join(cells) + " |"
-        )
+            return "skipped"
+        return f"{r['median_s'] * 1e3:,.1f} ({100 * r['gflops'] / peak:.0f}%)"
+
+    def memory_cell(r):
+        if r["skipped"]:
+            return "skipped"
+        return "n/a" if r["peak_bytes"] is None else f"{r['peak_bytes'] / 2**20:,.1f}"
+
+    for title, cell in (("Time in ms (and share of the matrix-multiply peak)", time_cell),
+                        ("Peak memory in MiB", memory_cell)):
+        lines += ["", f"{title}:", "",
+                  "| heads × n | causal | " + " | ".join(LABELS[i] for i in impls) + " |",
+                  "|---:|:---:|" + "---:|" * len(impls)]
+        for (heads, n, causal), row in cases.items():
+            cells = [cell(row[impl]) if impl in row else "" for impl in impls]
+            lines.append(f"| {heads} × {n:,} | {'yes' if causal else 'no'} | "
+                         + " | ".join(cells) + " |")
     lines += ["", "NumPy peak memory: tracemalloc; PyTorch: peak resident memory minus resident "
               "memory before the call, in a separate process. Both include the output."]
     check = result.get("cross_check")
@@ -421,6 +437,19 @@ def markdown_table(result: dict) -> str:
         lines += ["", f"Cross-check: {heads} x {n:,} timed again in a fresh process, side by side "
                   f"(best of {check['rounds']} rounds, in both): " + "; ".join(parts) + "."]
     return "\n".join(lines) + "\n"
+
+
+def render(out_dir: Path, stem: str = "results") -> None:
+    """Rewrite ``stem.md`` from ``stem.json`` (a new table layout needs no new run)."""
+    result = json.loads((out_dir / f"{stem}.json").read_text())
+    _write(out_dir / f"{stem}.md", markdown_table(result))
+
+
+def _write(path: Path, text: str) -> None:
+    """Write through a temporary file, so that an interrupted run leaves the old file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def run(settings: Settings, out_dir: Path, stem: str = "results") -> dict:
@@ -461,8 +490,8 @@ def run(settings: Settings, out_dir: Path, stem: str = "results") -> dict:
         r["fraction_of_peak"] = None if r["gflops"] is None else r["gflops"] / result["gemm_gflops"]
     result["ratios"] = summary_ratios(records)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out_dir / f"{stem}.md").write_text(markdown_table(result))
+    _write(out_dir / f"{stem}.json", json.dumps(result, indent=1) + "\n")
+    _write(out_dir / f"{stem}.md", markdown_table(result))
     return result
 
 
@@ -483,10 +512,15 @@ def main(argv=None) -> dict | None:
     parser.add_argument("--repeats", type=int, default=FULL.repeats,
                         help="timed rounds per case (>= 5)")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks")
+    parser.add_argument("--render", action="store_true",
+                        help="only rewrite results.md from results.json (no timing)")
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
         _memory_child()
+        return None
+    if args.render:
+        render(args.out_dir, "results-quick" if args.quick else "results")
         return None
     if args.repeats < 5:
         parser.error("--repeats must be at least 5: the median of fewer is too noisy")

@@ -52,7 +52,9 @@ def test_quick_benchmark_writes_json_and_markdown_with_the_schema(quick_run):
     for ratio in check["ratios"].values():
         assert ratio["benchmark"] > 0 and ratio["fresh_process"] > 0
     table = (tmp_path / "results-quick.md").read_text()
-    assert table.count("\n| ") == 1 + len(records)  # header row plus one row per record
+    cases = len(records) // len(bench.IMPLS)  # one row per case, a column per impl
+    assert table.count("\n| ") == 2 * (1 + cases)  # time and memory: header and rows
+    assert max(len(line.split(" | ")) for line in table.splitlines()) == 2 + len(bench.IMPLS)
     assert "Load average" in table and "fresh process" in table
 
 
@@ -130,3 +132,10 @@ PROBE = textwrap.dedent("""
 def test_the_benchmark_leaves_glibcs_dynamic_mmap_threshold_on(quick_run):
     seen, _ = quick_run
     assert seen == {"fresh": True, "after the benchmark": True, "after mallopt": False}
+
+
+def test_render_rewrites_the_table_from_the_json_alone(quick_run, tmp_path):
+    _, out = quick_run
+    (tmp_path / "results.json").write_text((out / "results-quick.json").read_text())
+    bench.render(tmp_path)
+    assert (tmp_path / "results.md").read_text() == (out / "results-quick.md").read_text()
