@@ -139,6 +139,14 @@ class CourseMarkdown(MarkdownIt):
         return tokens
 
 
+def code_lines(markdown: str) -> set[int]:
+    """0-based lines inside code (fences and indented code, in containers too), read by the
+    Markdown parser as the site reads them."""
+    tokens = MarkdownIt("commonmark").parse(lift_containers(markdown))
+    return {n for t in tokens if t.type in ("fence", "code_block") and t.map
+            for n in range(*t.map)}
+
+
 def first_h1(markdown: str) -> tuple[str, int] | None:
     """The page's first level-1 heading, as (its text, the 0-based line just after it).
 
