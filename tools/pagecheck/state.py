@@ -13,6 +13,8 @@ from __future__ import annotations
 import builtins
 import decimal
 import importlib
+import importlib.abc
+import importlib.util
 import os
 import pkgutil
 import random
@@ -45,6 +47,27 @@ def course_modules() -> list[ModuleType]:
     return found + [importlib.import_module(name) for name in PATCHABLE]
 
 
+class SeedTorchOnImport(importlib.abc.MetaPathFinder):
+    """Seeds PyTorch's generator (0) as it is first imported, as each later page finds it
+    seeded: a fresh torch seeds itself at random, so a page drawing from it would print the
+    same numbers only after a page that imported torch."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)  # once, and not for the search below
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            run = spec.loader.exec_module
+
+            def exec_and_seed(module):
+                run(module)
+                module.manual_seed(0)
+
+            spec.loader.exec_module = exec_and_seed
+        return spec
+
+
 class Baseline:
     """The process state the pages start from, taken before the first page runs."""
 
@@ -54,6 +77,8 @@ class Baseline:
         self.builtins = dict(vars(builtins))
         self.decimal = decimal.getcontext().copy()
         self.modules = {module: dict(vars(module)) for module in course_modules()}
+        if "torch" not in sys.modules:
+            sys.meta_path.insert(0, SeedTorchOnImport())
 
     def restore(self) -> None:
         if dict(os.environ) != self.environ:
@@ -84,7 +109,7 @@ def reset_page_state(root: Path, baseline: Baseline) -> None:
     np.seterr(**_ERROR_STATE)
     np.random.seed(0)
     random.seed(0)
-    if "torch" in sys.modules:  # (a fresh torch seeds itself at random: a page seeds it)
+    if "torch" in sys.modules:  # else it is seeded as it is imported (SeedTorchOnImport)
         sys.modules["torch"].manual_seed(0)
     os.chdir(root)
     import matplotlib
