@@ -2,14 +2,14 @@
 
 Every Output block is rewritten from the actual output; missing ones are created and empty
 ones dropped. Lines whose varying numbers still match are kept as they are, so a second
-run changes nothing; a printed tilde before a number is written escaped (a backslash before it). It never
-damages a page: each page is built and encoded whole, then written to a temporary file
-beside it and moved over it (``os.replace``), so a failure at any point leaves the page as
-it was; a page with a failing block (or one whose output an Output block cannot hold, such
-as a lone surrogate, which fails the block naming its line) keeps its
-outputs and figures; a page whose fences do not parse cleanly (an unclosed fence) never
-runs, so it is never rewritten; an Output fence keeps its length and is always longer than
-any run of backticks in the output; a CRLF page stays CRLF.
+run changes nothing; a printed tilde before a number is written escaped (a backslash
+before it). It never damages a page: each page is built and encoded whole, then written to
+a temporary file beside it and moved over it (``os.replace``), so a failure at any point
+leaves the page as it was, and the other pages are still written; a page with a failing
+block (one whose output an Output block cannot hold, such as a lone surrogate, fails
+naming its line) keeps its outputs and figures; a page whose fences do not parse cleanly
+(an unclosed fence) never runs, so it is never rewritten; an Output fence keeps its length
+and is always longer than any run of backticks in the output; a CRLF page stays CRLF.
 """
 
 from __future__ import annotations
