@@ -31,6 +31,7 @@ _ERROR_STATE = np.geterr()
 # course's package.
 PATCHABLE = ("numpy", "numpy.linalg", "numpy.random", "math", "random")
 _MISSING = object()
+PYTEST_OWN = {"PYTEST_CURRENT_TEST"}  # set by pytest for each test: not a page's to keep
 
 
 def course_modules() -> list[ModuleType]:
@@ -72,7 +73,7 @@ class Baseline:
     """The process state the pages start from, taken before the first page runs."""
 
     def __init__(self) -> None:
-        self.environ = dict(os.environ)
+        self.environ = {k: v for k, v in os.environ.items() if k not in PYTEST_OWN}
         self.path = list(sys.path)
         self.builtins = dict(vars(builtins))
         self.decimal = decimal.getcontext().copy()
@@ -81,8 +82,10 @@ class Baseline:
             sys.meta_path.insert(0, SeedTorchOnImport())
 
     def restore(self) -> None:
-        if dict(os.environ) != self.environ:
-            os.environ.clear()
+        environ = {k: v for k, v in os.environ.items() if k not in PYTEST_OWN}
+        if environ != self.environ:
+            for name in environ.keys() - self.environ.keys():
+                del os.environ[name]
             os.environ.update(self.environ)
         sys.path[:] = self.path
         restore_namespace(vars(builtins), self.builtins, keep_added=False)
