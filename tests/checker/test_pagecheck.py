@@ -251,7 +251,7 @@ def test_pages_do_not_leak_state_into_each_other_in_either_order(tmp_path, order
         shutil.copy(FIXTURES / name, tmp_path / name)
     result = run_pages(tmp_path, *order)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert "3 passed" in result.stdout
 
 
 def update(tmp_path, text: str, name="page.md", newline="\n"):

@@ -41,6 +41,19 @@ def page(src_uri="chapters/ch09-x.md", path=None):
     (CHAPTER.replace("learn:\n  - one thing", "learn: one thing"), "field `learn` must be a list"),
     (CHAPTER.replace("assumes:\n  - another", "assumes: another"), "field `assumes` must be a list"),
     ("# No front matter\n", "no front matter"),
+    (CHAPTER.replace("level: Beginner", "level: Beginner\nlevle: Advanced"),
+     "field `levle` is not a front matter field (did you mean `level`?)"),
+    (CHAPTER.replace("title: A chapter", "title: A chapter\nsubtitel: x"), "field `subtitel`"),
+    (CHAPTER.replace("title: A chapter", "title: A chapter\ntitle: Again"),
+     "field `title` is written twice"),
+    (CHAPTER.replace("level: Beginner", "level: Beginner\ndate: 2024-13-45"),
+     "field `date` cannot be read: month must be in 1..12"),
+    (CHAPTER.replace("level: Beginner", "level: Beginner\ndate: soon"), "field `date` must be a date"),
+    # `...` ends front matter for MkDocs too: what it holds is still checked.
+    (CHAPTER.replace("---\n\n#", "...\n\n#").replace("level: Beginner", "level: Expert"),
+     "field `level` must be one of"),
+    ("\ufeff" + CHAPTER, None),  # a BOM, which MkDocs ignores
+    (CHAPTER.replace("---\n\n#", "...\n\n#"), None),
 ])
 def test_front_matter_is_checked_against_one_schema(tmp_path, text, words):
     path = tmp_path / "ch09-x.md"
@@ -68,6 +81,25 @@ QUESTIONS = '''# Chapter
 ??? question "Shown as an example, inside a fence"
 ```
 '''
+
+
+@pytest.mark.parametrize("code", [
+    "    ??? question \"Shown as indented code\"\n        Not an answer.\n",
+    "!!! note\n    ```markdown\n    ??? question \"Inside a fence in a note\"\n    ```\n",
+    "````markdown\n```\n??? question \"Inside a fence shown in a fence\"\n```\n````\n",
+])
+def test_question_syntax_inside_code_is_not_a_question(code):
+    text = QUESTIONS + "\nProse.\n\n" + code
+    assert interview_questions.questions(text) == ["Why?"]
+    assert interview_questions.question_problems(text) == []
+
+
+@pytest.mark.parametrize("opener", ["??? question 'Single quoted?'", '??? QUESTION "Loud?"',
+                                    '??? Question "Capital?"', '??? question "Say \\"why\\"?"',
+                                    '???question "No space?"'])
+def test_a_line_that_looks_like_a_question_but_is_none_fails(opener):
+    [problem] = interview_questions.question_problems(f"# C\n\n{opener}\n    The answer.\n")
+    assert problem.startswith("line 3: ") and "is not a question" in problem
 
 
 def test_question_syntax_inside_a_code_fence_is_not_a_question():
@@ -102,14 +134,24 @@ def test_a_misspelled_stamp_fails(markdown):
 
 
 def test_placeholders_in_code_are_left_alone():
-    text = "Write `{{ x }}`.\n\n```python\nprint('{{ y }}')\n```\n\n{{ tested_with }}\n"
+    text = ("Write `{{ x }}` or ``{{ z }}``.\n\n```python\nprint('{{ y }}')\n```\n\n"
+            "    {{ indented code }}\n\n{{ tested_with }}\n")
     assert "Tested with" in stamp.on_page_markdown(text, page(), None, None)
+
+
+def test_the_stamp_inside_code_stays_as_written():
+    text = "```markdown\n{{ tested_with }}\n```\n\n{{ tested_with }}\n"
+    out = stamp.on_page_markdown(text, page(), None, None)
+    assert out.startswith("```markdown\n{{ tested_with }}\n```") and out.count("Tested with") == 1
 
 
 @pytest.mark.parametrize("tex, words", [
     (r"\frac{a", "unbalanced braces"),
     (r"x^", "MissingSuperScriptOrSubscriptError"),
     (r"\sqrtt{x}", r"unknown command \sqrtt"),
+    (r"\frac{1}", "<mfrac> needs 2 arguments, got 1"),
+    (r"x^{2} + \end{matrix}", r"unknown command \end"),
+    (r"a & b", "not well-formed"),
 ])
 def test_an_invalid_formula_fails_naming_the_page_and_the_formula(tex, words):
     html = f'<p><span class="arithmatex">\\({tex}\\)</span></p>'

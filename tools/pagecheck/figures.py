@@ -17,6 +17,9 @@ notebook runs the same code and simply shows the figure.
 from __future__ import annotations
 
 import io
+import os
+import re
+import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -25,6 +28,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 FIGURES = Path("docs") / "assets" / "figures"  # relative to the repository root
+# A figure's name: it names a file in FIGURES, never a path (no ``/``, no ``..``).
+FIGURE_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 # Mid-grey ink on a transparent background reads on both the light and the dark theme.
 INK = "#8a8a8a"
@@ -78,10 +83,26 @@ def check_figure(root: Path, name: str, data: bytes, where: str) -> None:
 
 
 def write_figure(root: Path, name: str, data: bytes) -> Path | None:
-    """Write the figure if it changed; return its path when written."""
+    """Write the figure if it changed (whole, or not at all); return its path when written."""
+    if not FIGURE_NAME.fullmatch(name):
+        raise ValueError(f"figure name {name!r}: lower-case letters, digits and dashes only")
     path = root / FIGURES / f"{name}.svg"
     if path.exists() and path.read_bytes() == data:
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    replace_file(path, data)
     return path
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, then
+    ``os.replace``, so a failure at any moment leaves the old file whole."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.chmod(temporary, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+# ASCII digits only: ``\d`` would also take other scripts' digits (``~1`` matching "١٢").
+NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 VARYING = re.compile(r"(?<!\\)~(" + NUMBER + ")")
 # A marker or an escaped tilde, in the order they appear.
 TOKEN = re.compile(r"\\~|~(" + NUMBER + ")")
@@ -35,7 +36,7 @@ def line_pattern(expected: str) -> str:
         else:  # one whole number; the spaces before it are padding (a right-aligned column)
             padded = literal.rstrip(" ")
             pattern += re.escape(padded) + (" +" if padded != literal else "")
-            pattern += r"(?<![\d.])" + NUMBER + r"(?![\d.])"
+            pattern += r"(?<![0-9.])" + NUMBER + r"(?![0-9.])"
         at = match.end()
     return pattern + re.escape(expected[at:])
 
@@ -66,11 +67,24 @@ def normalise(text: str) -> list[str]:
     return lines
 
 
+# A tilde the page must escape to show it literally: one before a number (else it is a
+# marker), and one after a backslash (else the two read as an escaped tilde).
+LITERAL_TILDE = re.compile(r"~(?=" + NUMBER + r")|(?<=\\)~")
+
+
+def escape_literal(line: str) -> str:
+    """A printed line as an Output block writes it, so that it matches exactly itself."""
+    return LITERAL_TILDE.sub(r"\\~", line)
+
+
 def new_output_text(expected: str | None, actual: str) -> str:
-    """The Output text to write: the actual output, keeping still-matching varying lines."""
+    """The Output text to write: the actual output (literal tildes escaped), keeping
+    still-matching varying lines."""
     act = normalise(actual)
+    written = [escape_literal(a) for a in act]
     if expected is not None:
         exp = normalise(expected)
         if len(exp) == len(act):
-            act = [e if VARYING.search(e) and line_matches(e, a) else a for e, a in zip(exp, act)]
-    return "\n".join(act)
+            written = [e if VARYING.search(e) and line_matches(e, a) else w
+                       for e, a, w in zip(exp, act, written)]
+    return "\n".join(written)

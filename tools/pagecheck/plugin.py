@@ -30,7 +30,14 @@ from pathlib import Path
 import pytest
 from pytest_markdown_docs import _runners  # private API: pytest-markdown-docs is pinned exactly
 
-from tools.pagecheck.checker import DEFAULT_TIMEOUT_S, Checker, PageCheckError
+from tools.pagecheck.checker import (
+    DEFAULT_TIMEOUT_S,
+    BlockTimeout,
+    Checker,
+    PageCheckError,
+    guard_exit_status,
+    set_final_status,
+)
 from tools.pagecheck.schedule import Durations, make_scheduler
 from tools.pagecheck.update import write_outputs
 from tools.source.markdown import CourseMarkdown
@@ -43,12 +50,24 @@ _durations: Durations | None = None
 class PageRunner(_runners.DefaultRunner):
     """Runs a fence through the session's Checker instead of in a fresh namespace."""
 
+    # pytest-markdown-docs calls runtest again, without asyncio_runner, when it raises
+    # TypeError; the second call would find the page failed and skip. It re-raises instead.
+    raised: dict[int, TypeError] = {}
+
     def runtest(self, test, args, *, asyncio_runner=None):
         assert _checker is not None, "tools.pagecheck.plugin is not configured"
-        _checker.run_block(test)
+        if id(test) in self.raised:
+            raise self.raised.pop(id(test))
+        try:
+            _checker.run_block(test)
+        except TypeError as error:
+            self.raised[id(test)] = error
+            raise
 
     def repr_failure(self, test, excinfo, style=None):
-        if isinstance(excinfo.value, AssertionError) and type(excinfo.value) is not AssertionError:
+        if isinstance(excinfo.value, BlockTimeout) or (
+                isinstance(excinfo.value, AssertionError)
+                and type(excinfo.value) is not AssertionError):
             return str(excinfo.value)  # PageCheckError, StaleFigure: the message says it all
         return super().repr_failure(test, excinfo, style)
 
@@ -73,6 +92,7 @@ def pytest_configure(config):
     os.environ.setdefault("MPLBACKEND", "Agg")
     if not hasattr(config, "workerinput"):  # an xdist worker's times reach the controller
         _durations = Durations(config)
+        guard_exit_status()  # the run's exit status is this process's
     _checker = Checker(Path(config.rootpath).resolve(), config.getoption("update_outputs"),
                        config.getoption("block_timeout"))
 
@@ -102,8 +122,14 @@ def pytest_sessionfinish(session, exitstatus):
     if _checker is None:
         return
     if _checker.update:
-        for path in write_outputs(_checker):
+        changed, failures = write_outputs(_checker)
+        for path in changed:
             print(f"\nupdated: {path}")
+        for failure in failures:
+            print(f"\n{failure}")
+        if failures:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    set_final_status(session.exitstatus)
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: report its pages to the controller
         workeroutput["pagecheck_executions"] = [

@@ -25,11 +25,15 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # mkdocs loads a hook by its path, not as part of the package
     sys.path.insert(0, ROOT)
 
-from tools.source.markdown import first_h1  # noqa: E402
+from tools.source.markdown import code_lines, first_h1  # noqa: E402
 
 PAGE = "interview-questions.md"
 CHAPTERS = "chapters/"
-QUESTION = re.compile(r'^(?P<indent> *)\?\?\?\+? question "(?P<text>[^"]+)"', re.M)
+# A question as pymdownx.details renders it, with a title that links safely: no `"` or
+# backslash inside (pymdownx.details keeps `\"` literally).
+QUESTION = re.compile(r'^(?P<indent> *)\?\?\?\+? question "(?P<text>[^"\\]+)" *$')
+# Anything a contributor may have meant as a question (any case, quotes, spacing).
+LIKE_A_QUESTION = re.compile(r"^ *\?\?\?\+? *question\b", re.I)
 INTRO = """---
 title: Interview questions
 description: Every interview question of the course, by chapter, each linking to its answer on the chapter page.
@@ -46,20 +50,22 @@ def anchor(text: str) -> str:
     return "q-" + slugify(text, "-")
 
 
-FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-
-
 def question_lines(markdown: str) -> list[tuple[int, re.Match]]:
-    """(0-based line, match) of every question outside code fences (a fence may show the
+    """(0-based line, match) of every question outside code (a code block may show the
     question syntax as an example)."""
-    found, fence = [], ""
-    for number, line in enumerate(markdown.split("\n")):
-        marker = FENCE.match(line)
-        if marker and (not fence or marker[1].startswith(fence)):
-            fence = "" if fence else marker[1]
-        elif not fence and (match := QUESTION.match(line)):
-            found.append((number, match))
-    return found
+    code = code_lines(markdown)
+    return [(number, match) for number, line in enumerate(markdown.split("\n"))
+            if number not in code and (match := QUESTION.match(line))]
+
+
+def malformed_questions(markdown: str) -> list[str]:
+    """Lines outside code that look like a question but are none: they render as text
+    (single quotes: the answer shows) or as another kind of box (``??? QUESTION``)."""
+    code = code_lines(markdown)
+    return [f"line {number + 1}: {line.strip()!r} is not a question: write "
+            '`??? question "..."` (lower case, double quotes, no `"` or backslash inside)'
+            for number, line in enumerate(markdown.split("\n"))
+            if number not in code and LIKE_A_QUESTION.match(line) and not QUESTION.match(line)]
 
 
 def questions(markdown: str) -> list[str]:
@@ -67,9 +73,10 @@ def questions(markdown: str) -> list[str]:
 
 
 def question_problems(markdown: str) -> list[str]:
-    """An empty answer or a question asked twice on the page."""
+    """A line that looks like a question but is none, an empty answer, or a question asked
+    twice on the page."""
     lines = markdown.split("\n")
-    problems, seen = [], set()
+    problems, seen = malformed_questions(markdown), set()
     for number, match in question_lines(markdown):
         text, indent = match["text"], len(match["indent"]) + 4
         if anchor(text) in seen:

@@ -8,13 +8,22 @@ import datetime
 import importlib.metadata
 import platform
 import re
+import sys
+from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+
+ROOT = str(Path(__file__).resolve().parents[2])
+if ROOT not in sys.path:  # mkdocs loads a hook by its path, not as part of the package
+    sys.path.insert(0, ROOT)
+
+from tools.source.markdown import code_lines  # noqa: E402
 
 STAMP_MARKER = "{{ tested_with }}"
 # Anything written like a placeholder; only the stamp exists, so any other is a typo.
 PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
-FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+# Inline code: a run of backticks, then the same run (``{{ x }}`` too).
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
 
 
 def tested_with() -> dict[str, str]:
@@ -40,25 +49,25 @@ def stamp_admonition() -> str:
     return f'!!! info "Tested with"\n    {tested_with_line()}\n'
 
 
+def prose_lines(markdown: str) -> list[tuple[int, str]]:
+    """(0-based line, text) of every line outside code blocks, inline code removed."""
+    code = code_lines(markdown)
+    return [(n, CODE_SPAN.sub("", line)) for n, line in enumerate(markdown.split("\n"))
+            if n not in code]
+
+
 def unknown_placeholders(markdown: str) -> list[str]:
-    """``{{ ... }}`` outside code fences and inline code that is not the stamp."""
-    found, fence = [], ""
-    for line in markdown.split("\n"):
-        marker = FENCE.match(line)
-        if marker and (not fence or marker[1].startswith(fence)):
-            fence = "" if fence else marker[1]
-            continue
-        if fence:
-            continue
-        prose = re.sub(r"`[^`]*`", "", line)
-        found += [m[0] for m in PLACEHOLDER.finditer(prose) if m[0] != STAMP_MARKER]
-    return found
+    """``{{ ... }}`` outside code blocks and inline code that is not the stamp."""
+    return [m[0] for _, line in prose_lines(markdown) for m in PLACEHOLDER.finditer(line)
+            if m[0] != STAMP_MARKER]
 
 
 def on_page_markdown(markdown, page, config, files):
     if unknown := unknown_placeholders(markdown):
         raise PluginError(f"{page.file.src_uri}: unknown placeholder {unknown[0]}: the only "
                           f"one is {STAMP_MARKER}")
-    if STAMP_MARKER in markdown:
-        markdown = markdown.replace(STAMP_MARKER, stamp_admonition())
-    return markdown
+    lines = markdown.split("\n")
+    for number, prose in prose_lines(markdown):  # the stamp in code stays as written
+        if STAMP_MARKER in prose:
+            lines[number] = lines[number].replace(STAMP_MARKER, stamp_admonition())
+    return "\n".join(lines)

@@ -5,6 +5,7 @@ offline sees typeset math.
 
 import html
 import re
+import xml.etree.ElementTree as ET
 
 from latex2mathml.converter import convert
 from mkdocs.exceptions import PluginError
@@ -15,6 +16,28 @@ DISPLAY_MATH = re.compile(r'<div class="arithmatex">\\\[(.+?)\\\]</div>', re.S)
 # an operator's space on both sides: "softmax (x)". A multi-letter <mi> is upright text.
 # The same for symbols that are ordinary in TeX (∞, ∂, ∇, ∅): as operators, "-∞" reads "- ∞".
 NOT_AN_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,}|&#x0221E;|&#x02202;|&#x02207;|&#x02205;)</mo>")
+
+
+# How many arguments each MathML element takes: latex2mathml writes `\frac{1}` as an
+# <mfrac> with one child, which no browser can lay out, without raising.
+ARITY = {"mfrac": 2, "msub": 2, "msup": 2, "msubsup": 3, "mroot": 2, "munder": 2,
+         "mover": 2, "munderover": 3}
+
+
+def mathml_problem(mathml: str) -> str | None:
+    """Why latex2mathml's output is not valid MathML (None: it is)."""
+    try:
+        tree = ET.fromstring(mathml)
+    except ET.ParseError as error:
+        return f"it typesets into MathML that is not well-formed ({error}): a stray & or <?"
+    for element in tree.iter():
+        tag = element.tag.rsplit("}", 1)[-1]
+        if tag in ARITY and len(element) != ARITY[tag]:
+            return (f"<{tag}> needs {ARITY[tag]} arguments, got {len(element)}"
+                    " (a missing {...} argument?)")
+        if element.text and (command := re.search(r"\\[A-Za-z]+", element.text)):
+            return f"unknown command {command[0]} (in {element.text.strip()!r})"
+    return None
 
 
 def to_mathml(tex: str, display: bool) -> str:
@@ -30,8 +53,8 @@ def to_mathml(tex: str, display: bool) -> str:
         mathml = convert(tex, display="block" if display else "inline")
     except Exception as error:
         raise ValueError(f"{type(error).__name__} {error}".strip()) from None
-    if unknown := re.findall(r">(\\[A-Za-z]+)<", mathml):
-        raise ValueError(f"unknown command {unknown[0]}")
+    if problem := mathml_problem(mathml):
+        raise ValueError(problem)
     return mathml
 
 

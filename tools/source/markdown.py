@@ -22,11 +22,22 @@ from markdown_it import MarkdownIt
 
 from tools.source.snippets import expand_snippets
 
-# `!!! note`, `??? question "..."`, `???+ tip`, `=== "NumPy"`: Material's block containers.
-CONTAINER = re.compile(r'^(?P<indent> *)(?:!!!|\?\?\?\+?|===)\s')
+# `!!! note`, `??? question "..."`, `???+ tip`, `=== "NumPy"`: Material's block containers,
+# exactly as Python-Markdown's admonition, pymdownx.details and pymdownx.tabbed read their
+# first line (so a setext `===` underline, or `=== Title` without quotes, is no tab).
+_CLASSES = r'[\w-]+(?: +[\w-]+)*'
+CONTAINER = re.compile(
+    r'^(?P<indent> *)(?:'
+    rf'!!! ?{_CLASSES}(?: +"[^"\n]*")?'  # admonition: a type, an optional title
+    rf'|\?{{3}}\+? ?(?:(?:{_CLASSES})? +"[^"\n]*"|{_CLASSES})'  # details: a type and/or title
+    r'|={3}(?:\+|\+!|!\+|!)? +"[^"\n]*"'  # tabbed: a quoted title
+    r') *$'
+)
 FENCE = re.compile(r"^ *(?P<marker>`{3,}|~{3,})")
-# The Output block that holds a Python block's printed output.
-OUTPUT_INFO = re.compile(r'^text\s+title="Output"\s*$')
+# The Output block that holds a Python block's printed output: written exactly so. Any other
+# fence titled Output (``{.text title="Output"}``, ``txt title='output'``, extra options) is
+# refused (``check_fences``): it would look like checked output and never be compared.
+OUTPUT_INFO = re.compile(r'^text[ \t]+title="Output"[ \t]*$')
 # The languages pytest-markdown-docs collects (exactly these, lower case): they run.
 PYTHON_LANGS = ("py", "python", "python3")
 # Other spellings the site would highlight as Python: refused, since they would not run.
@@ -56,8 +67,8 @@ def lift_containers(text: str) -> str:
         marker = FENCE.match(line)
         if marker and (not fence or marker["marker"].startswith(fence)):
             fence = "" if fence else marker["marker"]
-        elif not fence and (match := CONTAINER.match(line)):
-            stack.append(len(match["indent"]) + 4)
+        elif not fence and (match := CONTAINER.match(line)) and len(match["indent"]) < shift + 4:
+            stack.append(len(match["indent"]) + 4)  # (indented 4 more: literal code)
     return "\n".join(out)
 
 
@@ -86,6 +97,11 @@ def check_fences(tokens, lines: list[str]) -> None:
             raise PageFormatError(f"line {line}: the fence opened here ({marker}) is never "
                                   f"closed: add a closing {marker} line")
         lang, options = fence_language(token.info)
+        if titled_output(token.info) and not OUTPUT_INFO.match(token.info.strip()):
+            raise PageFormatError(
+                f"line {line}: ```{token.info.strip()} is titled Output but is not an Output "
+                'block, so it would never be compared: write exactly ```text title="Output"'
+            )
         if lang not in PYTHON_LANGS and lang.lower() in PYTHON_LOOKALIKES:
             raise PageFormatError(f"line {line}: ```{lang} is highlighted as Python but is not "
                                   "run by the checker: write ```python")
@@ -123,6 +139,14 @@ class CourseMarkdown(MarkdownIt):
         return tokens
 
 
+def code_lines(markdown: str) -> set[int]:
+    """0-based lines inside code (fences and indented code, in containers too), read by the
+    Markdown parser as the site reads them."""
+    tokens = MarkdownIt("commonmark").parse(lift_containers(markdown))
+    return {n for t in tokens if t.type in ("fence", "code_block") and t.map
+            for n in range(*t.map)}
+
+
 def first_h1(markdown: str) -> tuple[str, int] | None:
     """The page's first level-1 heading, as (its text, the 0-based line just after it).
 
@@ -137,6 +161,16 @@ def first_h1(markdown: str) -> tuple[str, int] | None:
 
 
 ATTRIBUTE = re.compile(r'(?P<key>[\w-]+)="(?P<value>[^"]*)"')
+# Any ``key=value`` a fence's info string may hold, as superfences or attr_list read it.
+ANY_ATTRIBUTE = re.compile(
+    r"""(?P<key>[A-Za-z_][\w-]*)[ \t]*=[ \t]*(?:"(?P<d>[^"]*)"|'(?P<s>[^']*)'|(?P<u>[^\s"'}]+))""")
+
+
+def titled_output(info: str) -> bool:
+    """Whether a fence's info string gives it the title Output (any quoting or case)."""
+    return any(m["key"].lower() == "title"
+               and next(v for v in (m["d"], m["s"], m["u"]) if v is not None).strip().lower()
+               == "output" for m in ANY_ATTRIBUTE.finditer(info))
 
 
 def fence_language(info: str) -> tuple[str, set[str]]:
