@@ -99,8 +99,10 @@ def _changed(before, after) -> str | None:
         if np.all(same):
             return None
         where = tuple(int(i) for i in np.argwhere(~same)[0])
-        return (f"entry {list(where)} was {num(before[where])}, is now "
-                f"{num(after[where])}") if before.ndim else f"it was {num(before)}"
+        was, now = num(before[where]), num(after[where])
+        if was == now:  # differs beyond the digits shown
+            was, now = f"{float(before[where]):.17g}", f"{float(after[where]):.17g}"
+        return f"entry {list(where)} was {was}, is now {now}"
     if isinstance(before, dict):
         if not isinstance(after, dict) or after.keys() != before.keys():
             return "its keys"
