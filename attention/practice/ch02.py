@@ -138,7 +138,7 @@ def _masked_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
     q, k = rng.normal(size=lead + (n_q, d)), rng.normal(size=lead + (n_k, d))
     v = rng.normal(size=lead + (n_k, d_v))
     mask = rng.random(size=(n_q, n_k)) < 0.6
-    mask[:, 0] = True  # every query sees a key
+    mask[:, 0], mask[:, -1] = True, False  # every query sees a key and misses one
     return Trial(f"q {shape_text(q.shape)}, k {shape_text(k.shape)} and a random "
                  f"({n_q}, {n_k}) mask in {np.dtype(dtype).name}",
                  tuple(a.astype(dtype) for a in (q, k, v)) + (mask,), {}, np.dtype(dtype))
