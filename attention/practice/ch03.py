@@ -253,11 +253,9 @@ def check_swiglu(your_function):
 
 def check_sinusoidal(your_function):
     """Exercise 7: your_function(n, d_model, base) = the sinusoidal encodings, (n, d_model):
-    sin in the even features, cos in the odd ones."""
-    rng = fresh_rng()
-    cases = [(6, 8, 10000.0), (5, 10, 10000.0)] + [
-        (int(rng.integers(3, 12)), 2 * int(rng.integers(2, 9)), base)
-        for base in (100.0, 500.0)]
+    sin in the even features, cos in the odd ones. (No random numbers: the inputs are
+    sizes, and four sizes and bases the reader is not shown catch a hard-coded table.)"""
+    cases = [(6, 8, 10000.0), (5, 10, 10000.0), (7, 12, 100.0), (9, 6, 500.0)]
     trials = [Trial(f"n = {n}, d_model = {d}, base = {b:g}", (n, d, b)) for n, d, b in cases]
 
     def halves(n, d_model, base):
