@@ -158,7 +158,7 @@ def kv_cache_size(config, n_tokens, bytes_per_value=2):
 
 
 # --8<-- [start:ex3-wrong-query-heads]
-# rejected with: use n_kv_heads
+# rejected with: times too much
 def kv_cache_size(config, n_tokens, bytes_per_value=2):  # ignores GQA
     d_head = config.d_model // config.n_heads
     per_token = 2 * config.n_layers * config.n_heads * d_head
@@ -246,3 +246,46 @@ def window_cache_step(k_kept, v_kept, k_new, v_new, window):  # the W-key bug
 def window_cache_step(k_kept, v_kept, k_new, v_new, window):
     raise NotImplementedError("todo")
 # --8<-- [end:ex4-wrong-raises]
+
+
+# --8<-- [start:ex1-wrong-fills-plus-inf]
+# rejected with: a removed token's logit must be -inf
+def top_p_filter(logits, p):
+    order = np.argsort(logits)[::-1]
+    probs = softmax(logits)[order]
+    keep_sorted = np.cumsum(probs) - probs < p
+    keep_sorted[0] = True
+    keep = np.zeros(logits.shape, bool)
+    keep[order] = keep_sorted
+    return np.where(keep, logits, np.inf)
+# --8<-- [end:ex1-wrong-fills-plus-inf]
+
+
+# --8<-- [start:ex1-wrong-fills-nan]
+# rejected with: a removed token's logit must be -inf
+def top_p_filter(logits, p):
+    order = np.argsort(logits)[::-1]
+    probs = softmax(logits)[order]
+    keep_sorted = np.cumsum(probs) - probs < p
+    keep_sorted[0] = True
+    keep = np.zeros(logits.shape, bool)
+    keep[order] = keep_sorted
+    return np.where(keep, logits, np.nan)
+# --8<-- [end:ex1-wrong-fills-nan]
+
+
+# --8<-- [start:ex3-wrong-d-head-from-kv-heads]
+# rejected with: n_heads / n_kv_heads times too much
+def kv_cache_size(config, n_tokens, bytes_per_value=2):
+    d_head = config.d_model // config.n_kv_heads
+    return 2 * config.n_layers * config.n_kv_heads * d_head * n_tokens * bytes_per_value
+# --8<-- [end:ex3-wrong-d-head-from-kv-heads]
+
+
+# --8<-- [start:ex4-wrong-minus-window-minus-one]
+# rejected with: with a window of 1 and chunks of 2
+def window_cache_step(k_kept, v_kept, k_new, v_new, window):
+    keys = np.concatenate([k_kept, k_new])
+    values = np.concatenate([v_kept, v_new])
+    return keys, values, keys[-(window - 1):], values[-(window - 1):]
+# --8<-- [end:ex4-wrong-minus-window-minus-one]
