@@ -9,9 +9,9 @@ starter and show the check's message.
 import numpy as np
 
 from attention.kv_cache import kv_cache_bytes, sliding_window_mask
-from attention.practice.trials import fresh_rng
+from attention.practice.trials import Trial, fresh_rng, judge, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
-from attention.sampling import filter_top_p, probabilities
+from attention.sampling import filter_min_p, filter_top_k, filter_top_p, probabilities
 from attention.scaled_dot_product import attention
 
 
@@ -215,6 +215,85 @@ def _window_run(your_function, rng, n, d, window, chunk):
             return (f"{where}, after position {stop - 1} you keep {len(k_kept)} keys; later "
                     f"queries can only ever see the last window - 1 = {window - 1} of them")
     return None
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _logits_trial(rng, shape, k=None, ties=False, dtype=np.float64):
+    logits = (rng.integers(-3, 4, size=shape).astype(float) if ties
+              else rng.normal(size=shape) * 2).astype(dtype)
+    label = f"logits {shape_text(shape)}" + (" with ties" if ties else "")
+    return Trial(label + (f", k = {k}" if k is not None else ""), (logits,) + (
+        (k,) if k is not None else ()), {}, np.dtype(dtype))
+
+
+def check_top_k_filter(your_function):
+    """Exercise 5: your_function(logits, k) keeps the k largest logits of each row (and
+    any tied with the k-th), -inf elsewhere, over any leading axes."""
+    rng = fresh_rng()
+    trials = [_logits_trial(rng, (10,), 3), _logits_trial(rng, (3, 12), 5),
+              _logits_trial(rng, (4, 8), 2, ties=True), _logits_trial(rng, (2, 6), 9),
+              _logits_trial(rng, (2, 3, 7), 1, dtype=np.float32)]
+
+    def strict(logits, k):
+        order = np.argsort(-logits, axis=-1, kind="stable")[..., :k]
+        out = np.full_like(logits, -np.inf)
+        np.put_along_axis(out, order, np.take_along_axis(logits, order, -1), -1)
+        return out
+
+    return judge(your_function, trials, filter_top_k, what="top_k_filter",
+                 success="your filter equals Hugging Face's top-k (ties with the k-th "
+                         "logit kept, k larger than the vocabulary keeps all).",
+                 hints=[(lambda logits, k: np.where(logits < np.sort(logits, axis=None)[-k],
+                                                    -np.inf, logits),
+                         "you kept the k largest logits of the whole array; keep the k "
+                         "largest of each row (sort along the last axis)"),
+                        (strict, "a token tied with the k-th largest logit is kept too "
+                                 "(logits < the k-th value are removed, not all but k)"),
+                        (lambda logits, k: np.where(logits < np.sort(logits)[..., -k:-k + 1],
+                                                    np.inf, logits), "removed tokens must "
+                                 "be -inf")])
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def check_min_p_filter(your_function):
+    """Exercise 6: your_function(logits, p) keeps the tokens whose probability is at least
+    p times the most likely token's, -inf elsewhere, over any leading axes."""
+    rng = fresh_rng()
+    trials = []
+    for shape, p in (((40,), 0.1), ((3, 12), 0.05), ((2, 4, 9), 0.3), ((5,), 0.0)):
+        trial = _logits_trial(rng, shape)
+        trial.args += (p,)
+        trial.label += f", p = {p:g}"
+        trials.append(trial)
+    return judge(your_function, trials, filter_min_p, what="min_p_filter",
+                 success="your filter equals min-p sampling's (Nguyen et al., 2024; Hugging "
+                         "Face's MinPLogitsWarper).",
+                 hints=[(lambda logits, p: np.where(probabilities(logits) < p, -np.inf, logits),
+                         "the threshold is p times the top token's probability, not p "
+                         "itself"),
+                        (lambda logits, p: np.where(logits < p * logits.max(-1, keepdims=True),
+                                                    -np.inf, logits),
+                         "compare probabilities, not logits: p · max applies after softmax")])
+
+
+# Exercise 7 ---------------------------------------------------------------------------
+
+def check_sliding_window_mask(your_function):
+    """Exercise 7: your_function(n, window) = the causal sliding-window mask (n, n): query
+    i sees keys i - window + 1 .. i."""
+    cases = [(6, 3), (5, 1), (7, 7), (4, 10), (9, 4), (11, 2), (3, 2)]
+    trials = [Trial(f"n = {n} and window = {w}", (n, w)) for n, w in cases]
+    return judge(your_function, trials, sliding_window_mask, what="sliding_window_mask",
+                 success="your mask is causal and banded: each query sees itself and the "
+                         "window - 1 keys before it.",
+                 hints=[(lambda n, w: np.abs(np.arange(n)[:, None] - np.arange(n)) < w,
+                         "the band reaches forward too: a bidirectional window used in a "
+                         "decoder lets a query see later tokens; keep only keys j <= i"),
+                        (lambda n, w: sliding_window_mask(n, w + 1), "the window is one "
+                         "too wide: query i sees keys i - window + 1 .. i, window keys in "
+                         "all")])
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)
