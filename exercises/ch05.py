@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from attention.practice.ch05 import (check_merge, check_running_max_and_sum,
+from attention.practice.ch05 import (check_chunked_attention, check_merge,
+                                     check_merge_lse, check_running_max_and_sum,
                                      check_tile_attention, check_tile_kind)
 # --8<-- [end:imports]
 
@@ -305,3 +306,126 @@ def tile_attention(q_tile, k, v, q0, block):
         m = m_new
     return acc / l[:, None]
 # --8<-- [end:ex4-wrong-no-mask]
+
+
+# --8<-- [start:ex5-starter]
+def merge_lse(o1, lse1, o2, lse2):
+    """Attention over all keys from two parts: o_i (..., n_q, d_v) and each
+    row's log-sum-exp of its scores over part i, lse_i (..., n_q)."""
+    # Your code: each part's weight is its share of the softmax mass.
+    w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def merge_lse(o1, lse1, o2, lse2):
+    """Attention over all keys from two parts: o_i (..., n_q, d_v) and each
+    row's log-sum-exp of its scores over part i, lse_i (..., n_q)."""
+    lse = np.logaddexp(lse1, lse2)  # (..., n_q): log of the total mass
+    w1 = np.exp(lse1 - lse)[..., None]  # part 1's share, in [0, 1]
+    w2 = np.exp(lse2 - lse)[..., None]
+    return w1 * o1 + w2 * o2
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex5-wrong-overflows]
+# rejected with: exp(lse) overflows
+def merge_lse(o1, lse1, o2, lse2):
+    w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex5-wrong-overflows]
+
+
+# --8<-- [start:ex5-wrong-average]
+# rejected with: the plain average
+def merge_lse(o1, lse1, o2, lse2):
+    return (o1 + o2) / 2
+# --8<-- [end:ex5-wrong-average]
+
+
+# --8<-- [start:ex5-wrong-linear-weights]
+# rejected with: on queries (4, 8)
+def merge_lse(o1, lse1, o2, lse2):
+    w1, w2 = lse1[..., None], lse2[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex5-wrong-linear-weights]
+
+
+# --8<-- [start:ex5-wrong-2d-only]
+# rejected with: on queries (2, 3, 3, 8)
+def merge_lse(o1, lse1, o2, lse2):
+    lse = np.logaddexp(lse1, lse2)
+    return np.exp(lse1 - lse)[:, None] * o1 + np.exp(lse2 - lse)[:, None] * o2
+# --8<-- [end:ex5-wrong-2d-only]
+
+
+# --8<-- [start:ex6-starter]
+def chunked_attention(q, k, v, chunk):
+    """Causal attention (bottom-right aligned), `chunk` queries at a time,
+    so that only one chunk's scores exist at once."""
+    n_q, n_k = q.shape[0], k.shape[0]
+    # Your code: this forms every score at once.
+    s = q @ k.T / math.sqrt(q.shape[1])  # (n_q, n_k)
+    s = np.where(np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q), s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return p @ v / p.sum(axis=1, keepdims=True)
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def chunked_attention(q, k, v, chunk):
+    """Causal attention (bottom-right aligned), `chunk` queries at a time,
+    so that only one chunk's scores exist at once."""
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        positions = np.arange(i0, i1) + n_k - n_q  # (c,) query positions
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])  # (c, n_k): one chunk
+        s = np.where(np.arange(n_k) <= positions[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex6-wrong-all-at-once]
+# rejected with: Compute the scores of one chunk of queries at a time
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    s = q @ k.T / math.sqrt(q.shape[1])
+    s = np.where(np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q), s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return p @ v / p.sum(axis=1, keepdims=True)
+# --8<-- [end:ex6-wrong-all-at-once]
+
+
+# --8<-- [start:ex6-wrong-positions-in-chunk]
+# rejected with: on 7 queries and 7 keys in chunks of 3
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= np.arange(i1 - i0)[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-positions-in-chunk]
+
+
+# --8<-- [start:ex6-wrong-top-left]
+# rejected with: on 6 queries and 9 keys in chunks of 5
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= np.arange(i0, i1)[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-top-left]

@@ -12,6 +12,7 @@ import numpy as np
 
 from attention.masks import causal_mask
 from attention.scaled_dot_product import attention
+from attention.softmax import logsumexp
 from attention.practice.measure import BlockStream, kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
                                        shape_text)
@@ -323,6 +324,81 @@ def _tile_memory(your_function, rng):
                 "block by block with the online softmax: keep only m, l, the accumulator and "
                 "one block of scores")
     return None
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _lse_part(q, k, v):
+    """A part's normalised output and its log-sum-exp (-inf where it has no key)."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])  # (..., n_q, n_k)
+    return attention(q, k, v), logsumexp(scores, axis=-1)
+
+
+def check_merge_lse(your_function):
+    """Exercise 5: your_function(o1, lse1, o2, lse2) = attention over both parts, from
+    each part's output and log-sum-exp (the form FlashAttention's kernels return)."""
+    rng = fresh_rng()
+    made = []
+    for lead, n_q, n_k, split, shift in (((), 4, 10, 5, 0.0), ((2, 3), 3, 8, 2, 0.0),
+                                         ((2,), 5, 9, 4, 1000.0)):
+        q = rng.normal(size=lead + (n_q, 8))
+        k = rng.normal(size=lead + (n_k, 8)) * np.where(np.arange(n_k) < split, 1, 3)[:, None]
+        v = rng.normal(size=lead + (n_k, 3))
+        (o1, l1), (o2, l2) = (_lse_part(q, k[..., :split, :], v[..., :split, :]),
+                              _lse_part(q, k[..., split:, :], v[..., split:, :]))
+        label = f"queries {shape_text(q.shape)} over {split} + {n_k - split} keys"
+        if shift:
+            l1, l2 = l1 + shift, l2 + shift  # every score shifted: the softmax is the same
+            label += ", log-sum-exps near 1000"
+        made.append((Trial(label, (o1, l1, o2, l2)), attention(q, k, v)))
+    answers = {id(t.args[0]): expected for t, expected in made}
+
+    def naive(o1, lse1, o2, lse2):
+        w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
+        return (w1 * o1 + w2 * o2) / (w1 + w2)
+
+    return judge(your_function, [t for t, _ in made], lambda o1, *rest: answers[id(o1)],
+                 what="merge_lse",
+                 success="merging by log-sum-exp equals attention over all keys.",
+                 hints=[(naive, "exp(lse) overflows at log-sum-exps near 1000: weight each "
+                                "part by exp(lse_i - lse) with lse = logaddexp(lse1, lse2)"),
+                        (lambda o1, l1, o2, l2: (o1 + o2) / 2, "the plain average: weight "
+                         "each part by its share of the mass, exp(lse_i - lse)")])
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def check_chunked_attention(your_function):
+    """Exercise 6: your_function(q, k, v, chunk) = causal attention computed `chunk`
+    queries at a time; the peak memory is measured (a chunk's scores, not all of them)."""
+    rng = fresh_rng()
+    trials = [(7, 7, 4, 3), (10, 10, 8, 4), (6, 9, 4, 5)]
+    for n_q, n_k, d, chunk in trials:
+        q, k, v = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)), rng.normal(size=(n_k, 3))
+        got, problem = call(your_function, q, k, v, chunk)
+        label = f"on {n_q} queries and {n_k} keys in chunks of {chunk}"
+        if problem is None:
+            got, problem = as_array(got, "chunked_attention")
+        problem = problem or difference(got, attention(q, k, v, causal=True))
+        if problem:
+            return verdict(False, f"{label}: {problem}")
+    n, d, chunk = 1024, 16, 64
+    q, k, v = (rng.normal(size=(n, d)) for _ in range(3))
+    got, problem, peak = peak_memory(your_function, q, k, v, chunk)
+    label = f"on {n:,} queries and keys in chunks of {chunk}"
+    if problem is None:
+        got, problem = as_array(got, "chunked_attention")
+    problem = problem or difference(got, attention(q, k, v, causal=True))
+    if problem:
+        return verdict(False, f"{label}: {problem}")
+    limit = 6 * chunk * n * 8 + 2 * n * d * 8 + 64 * 1024
+    if peak > limit:
+        return verdict(False, f"{label}: your function held {peak / 2**20:.1f} MiB at once; all the "
+                              f"scores take {kib(n * n * 8)}, one chunk's {kib(chunk * n * 8)}. "
+                              "Compute the scores of one chunk of queries at a time")
+    return verdict(True, f"on 3 random shapes (n_q ≠ n_k included) your output equals causal "
+                         f"attention, and at {n:,} tokens it held at most {kib(limit)}, not "
+                         f"the {kib(n * n * 8)} of every score at once.")
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)
