@@ -394,7 +394,7 @@ def min_p_filter(logits, p):
 
 
 # --8<-- [start:ex6-wrong-global-max]
-# rejected with: on logits (3, 12)
+# rejected with: on logits
 def min_p_filter(logits, p):
     probs = softmax(logits, axis=-1)
     return np.where(probs < p * probs.max(), -np.inf, logits)
