@@ -3,7 +3,8 @@
 Each exercise has a `exN-starter` and a `exN-solution` section; the page includes them by
 snippet, and tests/practice/test_exercises.py runs each section on its own (after the
 `imports` section) through its self-check. Starter and solution define the same name on
-purpose: the reader replaces the one with the other.
+purpose: the reader replaces the one with the other. Sections `exN-wrong-<what>` are
+plausible wrong answers the check must reject (never shown on a page).
 """
 
 # --8<-- [start:imports]
@@ -11,38 +12,37 @@ import math
 
 import numpy as np
 
-from attention import self_attention, softmax
-from attention.practice.ch02 import (check_attention_weights,
+from attention import softmax
+from attention.practice.ch02 import (check_attention_weights, check_causal_mask,
+                                     check_gqa_attention, check_masked_attention,
                                      check_multi_head_scale, check_padding_mask,
-                                     check_permutation_test)
+                                     check_split_heads)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
-def attention_weights(Q, K, scaled=True):
-    """softmax(Q Kᵀ / √d_k), row by row; softmax(Q Kᵀ) if scaled is False."""
-    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
-    # Your code: divide the scores by √d_k when `scaled` is True.
+def attention_weights(q, k, mask=None):
+    """softmax(q kᵀ / √d_k) over the last two axes; mask (True = may attend)
+    gives blocked keys weight 0, and a row with no key allowed is all 0."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    # Your code: the mask, and rows where it allows no key at all.
     return softmax(scores, axis=-1)
 # --8<-- [end:ex1-starter]
 
 
 # --8<-- [start:ex1-solution]
-def attention_weights(Q, K, scaled=True):
-    """softmax(Q Kᵀ / √d_k), row by row; softmax(Q Kᵀ) if scaled is False."""
-    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
-    if scaled:
-        scores = scores / math.sqrt(Q.shape[-1])
-    return softmax(scores, axis=-1)
-
-
-# How peaked are the rows at d_k = 16? 1,000 trials of 8 queries and keys.
-rng = np.random.default_rng(0)
-Q16 = rng.normal(size=(1000, 8, 16))
-K16 = rng.normal(size=(1000, 8, 16))
-for scaled in (False, True):
-    top = attention_weights(Q16, K16, scaled=scaled).max(axis=-1)  # (1000, 8)
-    print(f"scaled={scaled!s:5}  mean largest weight {top.mean():.2f}, "
-          f"rows with one weight above 0.9: {np.mean(top > 0.9):.0%}")
+def attention_weights(q, k, mask=None):
+    """softmax(q kᵀ / √d_k) over the last two axes; mask (True = may attend)
+    gives blocked keys weight 0, and a row with no key allowed is all 0."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])  # (..., n_q, n_k)
+    if mask is None:
+        return softmax(scores, axis=-1)
+    scores = np.where(mask, scores, -np.inf)  # blocked keys: exp(-inf) = 0
+    m = np.max(scores, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # a row of -inf: shift by 0, not nan
+    e = np.exp(scores - m)
+    total = np.sum(e, axis=-1, keepdims=True)
+    # A row with no key allowed sums to 0: all weights 0, as PyTorch's SDPA.
+    return e / np.where(total > 0, total, 1.0)
 # --8<-- [end:ex1-solution]
 
 
@@ -67,23 +67,24 @@ def make_padding_mask(batch):
 # --8<-- [end:ex2-solution]
 
 
+
 # --8<-- [start:ex3-starter]
-def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
-    """True if attention of the permuted tokens gives the permuted outputs."""
-    out = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
-    # Your code: compare out_perm with the right rearrangement of out.
-    return bool(np.allclose(out_perm, out))
+def masked_attention(q, k, v, mask):
+    """Attention of q over k, v; mask (n_q, n_k): True = may attend.
+    One line has a bug: find it with the check."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(mask, -np.inf, scores)  # (..., n_q, n_k)
+    return softmax(scores, axis=-1) @ v
 # --8<-- [end:ex3-starter]
 
 
 # --8<-- [start:ex3-solution]
-def is_permutation_equivariant(X, W_q, W_k, W_v, perm, causal=False):
-    """True if attention of the permuted tokens gives the permuted outputs."""
-    out = self_attention(X, W_q, W_k, W_v, causal=causal)
-    out_perm = self_attention(X[perm], W_q, W_k, W_v, causal=causal)
-    # Row i of out_perm belongs to the token that was at position perm[i].
-    return bool(np.allclose(out_perm, out[perm]))
+def masked_attention(q, k, v, mask):
+    """Attention of q over k, v; mask (n_q, n_k): True = may attend."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    # True = may attend: keep the score there, -inf where the mask is False.
+    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    return softmax(scores, axis=-1) @ v
 # --8<-- [end:ex3-solution]
 
 
@@ -124,11 +125,261 @@ def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
 # --8<-- [end:ex4-solution]
 
 
+
+# --8<-- [start:ex5-starter]
+def split_heads(x, n_heads):
+    """(..., n, d_model) -> (..., n_heads, n, d_head): head h gets features
+    h * d_head .. (h + 1) * d_head - 1 of every token."""
+    *lead, n, d_model = x.shape
+    # Your code: this has the right shape, but what does each head hold?
+    return x.reshape(*lead, n_heads, n, d_model // n_heads)
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def split_heads(x, n_heads):
+    """(..., n, d_model) -> (..., n_heads, n, d_head): head h gets features
+    h * d_head .. (h + 1) * d_head - 1 of every token."""
+    *lead, n, d_model = x.shape
+    x = x.reshape(*lead, n, n_heads, d_model // n_heads)  # (..., n, h, d_head)
+    return np.swapaxes(x, -2, -3)  # (..., h, n, d_head)
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex6-starter]
+def gqa_attention(q, k, v):
+    """Grouped-query attention: q (B, h, n_q, d), k and v (B, h_kv, n_k, d);
+    query heads g * group .. (g + 1) * group - 1 share key head g."""
+    # Your code: k and v have fewer heads than q.
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return softmax(scores, axis=-1) @ v
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def gqa_attention(q, k, v):
+    """Grouped-query attention: q (B, h, n_q, d), k and v (B, h_kv, n_k, d);
+    query heads g * group .. (g + 1) * group - 1 share key head g."""
+    group = q.shape[-3] // k.shape[-3]  # query heads per key head
+    # Each key head in place, `group` times: heads (0, 0, 1, 1), not (0, 1, 0, 1).
+    k = np.repeat(k, group, axis=-3)  # (B, h, n_k, d)
+    v = np.repeat(v, group, axis=-3)  # (B, h, n_k, d)
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return softmax(scores, axis=-1) @ v
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex7-starter]
+def causal_mask(n_q, n_k):
+    """(n_q, n_k) booleans, True = may attend; the n_q queries are the last
+    n_q of the n_k tokens (a decoder's new tokens after its cache)."""
+    # Your code: right when n_q == n_k only.
+    return np.tril(np.ones((n_q, n_k), dtype=bool))
+# --8<-- [end:ex7-starter]
+
+
+# --8<-- [start:ex7-solution]
+def causal_mask(n_q, n_k):
+    """(n_q, n_k) booleans, True = may attend; the n_q queries are the last
+    n_q of the n_k tokens (a decoder's new tokens after its cache)."""
+    query_positions = np.arange(n_k - n_q, n_k)[:, None]  # (n_q, 1)
+    key_positions = np.arange(n_k)[None, :]  # (1, n_k)
+    return key_positions <= query_positions  # (n_q, n_k)
+# --8<-- [end:ex7-solution]
+
+
 # Plausible wrong answers its check must reject (tests/practice/test_wrong_answers.py);
 # never shown on the page.
 
-# --8<-- [start:ex3-wrong-not-causal]
-# rejected with: do not decide from `causal` alone
-def is_permutation_equivariant(x, W_q, W_k, W_v, perm, causal=False):
-    return not causal
-# --8<-- [end:ex3-wrong-not-causal]
+# --8<-- [start:ex1-wrong-hard-coded-scale]
+# rejected with: you divided by 4.0
+def attention_weights(q, k, mask=None):
+    scores = q @ np.swapaxes(k, -1, -2) / 4.0
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    e = np.exp(scores - np.max(np.where(np.isfinite(scores), scores, -1e300), -1, keepdims=True))
+    return e / np.maximum(e.sum(-1, keepdims=True), 1e-300)
+# --8<-- [end:ex1-wrong-hard-coded-scale]
+
+
+# --8<-- [start:ex1-wrong-2d-only]
+# rejected with: on q (2, 3, 5, 32)
+def attention_weights(q, k, mask=None):
+    scores = q @ k.T / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    m = np.max(scores, axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(m), m, 0.0))
+    t = e.sum(-1, keepdims=True)
+    return e / np.where(t > 0, t, 1.0)
+# --8<-- [end:ex1-wrong-2d-only]
+
+
+# --8<-- [start:ex1-wrong-nan-rows]
+# rejected with: its first row all False
+def attention_weights(q, k, mask=None):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1)
+# --8<-- [end:ex1-wrong-nan-rows]
+
+
+# --8<-- [start:ex1-wrong-d-k]
+# rejected with: you divided by d_k
+def attention_weights(q, k, mask=None):
+    scores = q @ np.swapaxes(k, -1, -2) / q.shape[-1]
+    if mask is not None:
+        scores = np.where(mask, scores, -1e9)
+    return softmax(scores, axis=-1) * (True if mask is None else mask.any(-1, keepdims=True))
+# --8<-- [end:ex1-wrong-d-k]
+
+
+# --8<-- [start:ex2-wrong-no-broadcast-axes]
+# rejected with: lines up the LAST axes
+def make_padding_mask(batch):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch])
+# --8<-- [end:ex2-wrong-no-broadcast-axes]
+
+
+# --8<-- [start:ex2-wrong-query-axis]
+# rejected with: attends to <pad>
+def make_padding_mask(batch):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch])[:, None, :, None]
+# --8<-- [end:ex2-wrong-query-axis]
+
+
+# --8<-- [start:ex2-wrong-integers]
+# rejected with: dtype int64
+def make_padding_mask(batch):
+    return np.array([[int(t != "<pad>") for t in seq] for seq in batch])[:, None, None, :]
+# --8<-- [end:ex2-wrong-integers]
+
+
+# --8<-- [start:ex3-wrong-blocks-the-allowed]
+# rejected with: the mask is inverted
+def masked_attention(q, k, v, mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return softmax(np.where(~mask, scores, -np.inf), axis=-1) @ v
+# --8<-- [end:ex3-wrong-blocks-the-allowed]
+
+
+# --8<-- [start:ex3-wrong-multiplies]
+# rejected with: on q (4, 8)
+def masked_attention(q, k, v, mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return softmax(scores * mask, axis=-1) @ v
+# --8<-- [end:ex3-wrong-multiplies]
+
+
+# --8<-- [start:ex3-wrong-zeroes-after]
+# rejected with: on q (4, 8)
+def masked_attention(q, k, v, mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return (softmax(scores, axis=-1) * mask) @ v
+# --8<-- [end:ex3-wrong-zeroes-after]
+
+
+# --8<-- [start:ex4-wrong-no-scaling]
+# rejected with: even with one head
+def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
+    n, d_model = x.shape
+    d_head = d_model // n_heads
+    q, k, v = ((x @ W).reshape(n, n_heads, d_head).transpose(1, 0, 2) for W in (W_q, W_k, W_v))
+    out = softmax(q @ k.transpose(0, 2, 1), axis=-1) @ v
+    return out.transpose(1, 0, 2).reshape(n, d_model) @ W_o
+# --8<-- [end:ex4-wrong-no-scaling]
+
+
+# --8<-- [start:ex4-wrong-merge]
+# rejected with: one head matches
+def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
+    n, d_model = x.shape
+    d_head = d_model // n_heads
+    q, k, v = ((x @ W).reshape(n, n_heads, d_head).transpose(1, 0, 2) for W in (W_q, W_k, W_v))
+    out = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(d_head), axis=-1) @ v
+    return out.reshape(n, d_model) @ W_o
+# --8<-- [end:ex4-wrong-merge]
+
+
+# --8<-- [start:ex4-wrong-fixed-four-heads]
+# rejected with: even with one head
+def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
+    n, d_model = x.shape
+    d_head = d_model // n_heads
+    q, k, v = ((x @ W).reshape(n, n_heads, d_head).transpose(1, 0, 2) for W in (W_q, W_k, W_v))
+    out = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(d_model / 4), axis=-1) @ v
+    return out.transpose(1, 0, 2).reshape(n, d_model) @ W_o
+# --8<-- [end:ex4-wrong-fixed-four-heads]
+
+
+# --8<-- [start:ex5-wrong-reshape-only]
+# rejected with: mixes tokens into heads
+def split_heads(x, n_heads):
+    *lead, n, d_model = x.shape
+    return x.reshape(*lead, n_heads, n, d_model // n_heads)
+# --8<-- [end:ex5-wrong-reshape-only]
+
+
+# --8<-- [start:ex5-wrong-2d-transpose]
+# rejected with: on x (2, 7, 16)
+def split_heads(x, n_heads):
+    n, d_model = x.shape[-2:]
+    return x.reshape(n, n_heads, d_model // n_heads).transpose(1, 0, 2)
+# --8<-- [end:ex5-wrong-2d-transpose]
+
+
+# --8<-- [start:ex5-wrong-strided-heads]
+# rejected with: on x (5, 12)
+def split_heads(x, n_heads):
+    *lead, n, d_model = x.shape
+    x = x.reshape(*lead, n, d_model // n_heads, n_heads)
+    return np.moveaxis(x, -1, -3)
+# --8<-- [end:ex5-wrong-strided-heads]
+
+
+# --8<-- [start:ex6-wrong-tile]
+# rejected with: np.tile cycles the key heads
+def gqa_attention(q, k, v):
+    group = q.shape[-3] // k.shape[-3]
+    k, v = np.tile(k, (1, group, 1, 1)), np.tile(v, (1, group, 1, 1))
+    return softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]), axis=-1) @ v
+# --8<-- [end:ex6-wrong-tile]
+
+
+# --8<-- [start:ex6-wrong-first-head-only]
+# rejected with: on 4 query heads sharing 2 key heads
+def gqa_attention(q, k, v):
+    k, v = k[:, :1], v[:, :1]
+    return softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]), axis=-1) @ v
+# --8<-- [end:ex6-wrong-first-head-only]
+
+
+# --8<-- [start:ex6-wrong-scale-by-group]
+# rejected with: on 4 query heads sharing 2 key heads
+def gqa_attention(q, k, v):
+    group = q.shape[-3] // k.shape[-3]
+    k, v = np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)
+    return softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1] * group), axis=-1) @ v
+# --8<-- [end:ex6-wrong-scale-by-group]
+
+
+# --8<-- [start:ex7-wrong-top-left]
+# rejected with: sits at position n_k - n_q + i
+def causal_mask(n_q, n_k):
+    return np.tril(np.ones((n_q, n_k), dtype=bool))
+# --8<-- [end:ex7-wrong-top-left]
+
+
+# --8<-- [start:ex7-wrong-off-by-one]
+# rejected with: for n_q = 4 and n_k = 4
+def causal_mask(n_q, n_k):
+    return np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q - 1)
+# --8<-- [end:ex7-wrong-off-by-one]
+
+
+# --8<-- [start:ex7-wrong-integers]
+# rejected with: it must be boolean
+def causal_mask(n_q, n_k):
+    return np.tril(np.ones((n_q, n_k)), k=n_k - n_q)
+# --8<-- [end:ex7-wrong-integers]

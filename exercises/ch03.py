@@ -4,7 +4,8 @@ and the notebook.
 Each exercise has an `exN-starter` and an `exN-solution` section; the page includes them
 by snippet, and the practice tests run each section on its own (after the `imports`
 section) through its self-check. Starter and solution define the same name on purpose:
-the reader replaces the one with the other.
+the reader replaces the one with the other. Sections `exN-wrong-<what>` are plausible
+wrong answers the check must reject (never shown on a page).
 """
 
 # --8<-- [start:imports]
@@ -12,53 +13,50 @@ import math
 
 import numpy as np
 
-from attention.blocks import attention_layer
-from attention.feed_forward import mlp
 from attention.model import CONFIGS
-from attention.norms import layer_norm
-from attention.practice.ch03 import (check_block, check_llama_count,
-                                     check_rms_norm, check_rotate_pair)
+from attention.practice.ch03 import (check_gelu_tanh, check_layer_norm,
+                                     check_llama_count, check_rms_norm, check_rope,
+                                     check_sinusoidal, check_swiglu)
 # --8<-- [end:imports]
 
-
 # --8<-- [start:ex1-starter]
-def rms_norm_from_formula(x, weight, eps=1e-6):
-    """x / sqrt(mean of x² over the last axis + eps) * weight."""
-    # Your code: divide each token (row) by its root mean square.
+def rms_norm(x, weight, eps=1e-6):
+    """x / sqrt(mean(x²) + eps) * weight over the last axis."""
+    # Your code: nothing is normalised yet.
     return x * weight
 # --8<-- [end:ex1-starter]
 
 
 # --8<-- [start:ex1-solution]
-def rms_norm_from_formula(x, weight, eps=1e-6):
-    """x / sqrt(mean of x² over the last axis + eps) * weight."""
-    mean_square = (x**2).mean(axis=-1, keepdims=True)  # (..., 1)
-    return x / np.sqrt(mean_square + eps) * weight
+def rms_norm(x, weight, eps=1e-6):
+    """x / sqrt(mean(x²) + eps) * weight over the last axis."""
+    mean_square = np.mean(x * x, axis=-1, keepdims=True)  # (..., 1)
+    return x / np.sqrt(mean_square + eps) * weight  # eps inside the root
 # --8<-- [end:ex1-solution]
 
 
 # --8<-- [start:ex2-starter]
-def rotate_pair(a, b, position, i, d_head, base=10000.0):
-    """RoPE for one pair (a, b): pair i of a token at `position`.
-
-    Rotate by the angle position * theta_i, theta_i = base ** (-2i / d_head).
-    Return (a', b').
-    """
-    # Your code: the angle, then the 2-D rotation of (a, b).
-    return a, b
+def rope(x, positions, base=10000.0):
+    """Rotate x (..., n, d_head) by RoPE, pair i = features (i, i + d_head/2)."""
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
+    angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
+    a, b = x[..., :half], x[..., half:]  # (..., n, half) each
+    # Your code: rotate each pair (a, b) by its angle.
+    return np.concatenate([a, b], axis=-1)
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
-def rotate_pair(a, b, position, i, d_head, base=10000.0):
-    """RoPE for one pair (a, b): pair i of a token at `position`.
-
-    Rotate by the angle position * theta_i, theta_i = base ** (-2i / d_head).
-    Return (a', b').
-    """
-    angle = position * base ** (-2 * i / d_head)
-    cos, sin = math.cos(angle), math.sin(angle)
-    return a * cos - b * sin, a * sin + b * cos
+def rope(x, positions, base=10000.0):
+    """Rotate x (..., n, d_head) by RoPE, pair i = features (i, i + d_head/2)."""
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
+    angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
+    cos = np.cos(angles).astype(x.dtype)  # float32 in, float32 out
+    sin = np.sin(angles).astype(x.dtype)
+    a, b = x[..., :half], x[..., half:]  # (..., n, half) each
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
 # --8<-- [end:ex2-solution]
 
 
@@ -92,87 +90,172 @@ print(f"Llama 3 70B: {count_llama(CONFIGS['llama-3-70b']):,} parameters")
 
 
 # --8<-- [start:ex4-starter]
-def block(x, p, n_heads):
-    """GPT-2's pre-LN block: x + attn(LN(x)), then x + mlp(LN(x))."""
-    h = layer_norm(x, p["norm1.weight"], p["norm1.bias"])
-    x = h + attention_layer(h, p, n_heads=n_heads)  # causal by default
-    h = layer_norm(x, p["norm2.weight"], p["norm2.bias"])
-    return x + mlp(h, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
-                   p["mlp.b_out"], activation="gelu_tanh")
+def layer_norm(x, weight, bias, eps=1e-5):
+    """LayerNorm over the last axis, as nn.LayerNorm. Two bugs: find them."""
+    mean = x.mean(axis=-1, keepdims=True)
+    std = x.std(axis=-1, ddof=1, keepdims=True)
+    return (x - mean) / (std + eps) * weight + bias
 # --8<-- [end:ex4-starter]
 
 
 # --8<-- [start:ex4-solution]
-def block(x, p, n_heads):
-    """GPT-2's pre-LN block: x + attn(LN(x)), then x + mlp(LN(x))."""
-    h = layer_norm(x, p["norm1.weight"], p["norm1.bias"])
-    x = x + attention_layer(h, p, n_heads=n_heads)  # causal by default
-    h = layer_norm(x, p["norm2.weight"], p["norm2.bias"])
-    return x + mlp(h, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
-                   p["mlp.b_out"], activation="gelu_tanh")
+def layer_norm(x, weight, bias, eps=1e-5):
+    """LayerNorm over the last axis, as nn.LayerNorm."""
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # divided by d
+    return (x - mean) / np.sqrt(var + eps) * weight + bias  # eps inside
 # --8<-- [end:ex4-solution]
 
 
-# Plausible wrong answers: each check must reject them and say what is wrong.
+# --8<-- [start:ex5-starter]
+def gelu_tanh(x):
+    """0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))): GPT-2's GELU."""
+    # Your code: this is the exact GELU, x Φ(x), not GPT-2's.
+    from math import erf
+    return 0.5 * x * (1 + np.vectorize(erf)(x / math.sqrt(2)))
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def gelu_tanh(x):
+    """0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))): GPT-2's GELU."""
+    inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1 + np.tanh(inner))
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex6-starter]
+def swiglu(x, W_gate, W_up, W_down):
+    """Llama's MLP: (silu(x W_gate) * (x W_up)) W_down, no biases."""
+    # Your code: this is GPT-2's two-matrix MLP with a ReLU.
+    return np.maximum(x @ W_gate, 0) @ W_down
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def swiglu(x, W_gate, W_up, W_down):
+    """Llama's MLP: (silu(x W_gate) * (x W_up)) W_down, no biases."""
+    gate = x @ W_gate  # (..., d_ff)
+    silu = gate / (1 + np.exp(-gate))  # z σ(z)
+    return (silu * (x @ W_up)) @ W_down  # (..., d_model)
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex7-starter]
+def sinusoidal(n, d_model, base=10000.0):
+    """(n, d_model): feature 2i of position p is sin(p w_i), feature 2i + 1
+    is cos(p w_i), with w_i = base^(-2i / d_model)."""
+    p = np.arange(n)[:, None]  # (n, 1)
+    w = base ** (-np.arange(0, d_model, 2) / d_model)  # (d_model/2,)
+    # Your code: the sines and cosines are not where they belong.
+    return np.concatenate([np.sin(p * w), np.cos(p * w)], axis=-1)
+# --8<-- [end:ex7-starter]
+
+
+# --8<-- [start:ex7-solution]
+def sinusoidal(n, d_model, base=10000.0):
+    """(n, d_model): feature 2i of position p is sin(p w_i), feature 2i + 1
+    is cos(p w_i), with w_i = base^(-2i / d_model)."""
+    p = np.arange(n)[:, None]  # (n, 1)
+    w = base ** (-np.arange(0, d_model, 2) / d_model)  # (d_model/2,)
+    pe = np.empty((n, d_model))
+    pe[:, 0::2] = np.sin(p * w)  # even features
+    pe[:, 1::2] = np.cos(p * w)  # odd features
+    return pe
+# --8<-- [end:ex7-solution]
+
+
+# Plausible wrong answers its check must reject; never shown on the page.
 
 # --8<-- [start:ex1-wrong-no-eps]
 # rejected with: eps is missing
-def rms_norm_from_formula(x, weight, eps=1e-6):
-    return x / np.sqrt((x**2).mean(axis=-1, keepdims=True)) * weight
+def rms_norm(x, weight, eps=1e-6):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) * weight
 # --8<-- [end:ex1-wrong-no-eps]
 
 
 # --8<-- [start:ex1-wrong-eps-outside-sqrt]
-# rejected with: inside the square root
-def rms_norm_from_formula(x, weight, eps=1e-6):
-    return x / (np.sqrt((x**2).mean(axis=-1, keepdims=True)) + eps) * weight
+# rejected with: not added after it
+def rms_norm(x, weight, eps=1e-6):
+    return x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps) * weight
 # --8<-- [end:ex1-wrong-eps-outside-sqrt]
 
 
-# --8<-- [start:ex1-wrong-no-gain]
-# rejected with: gain is missing
-def rms_norm_from_formula(x, weight, eps=1e-6):
-    return x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps)
-# --8<-- [end:ex1-wrong-no-gain]
+# --8<-- [start:ex1-wrong-axis-1]
+# rejected with: on x (2, 4, 6)
+def rms_norm(x, weight, eps=1e-6):
+    return x / np.sqrt(np.mean(x * x, axis=1, keepdims=True) + eps) * weight
+# --8<-- [end:ex1-wrong-axis-1]
+
+
+# --8<-- [start:ex1-wrong-fixed-eps]
+# rejected with: on x
+def rms_norm(x, weight, eps=1e-6):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * weight
+# --8<-- [end:ex1-wrong-fixed-eps]
+
+
+# --8<-- [start:ex1-wrong-in-place]
+# rejected with: changed its input x in place
+def rms_norm(x, weight, eps=1e-6):
+    x /= np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    x *= weight
+    return x
+# --8<-- [end:ex1-wrong-in-place]
 
 
 # --8<-- [start:ex1-wrong-centred]
 # rejected with: that is LayerNorm
-def rms_norm_from_formula(x, weight, eps=1e-6):
-    c = x - x.mean(axis=-1, keepdims=True)
-    return c / np.sqrt((c**2).mean(axis=-1, keepdims=True) + eps) * weight
+def rms_norm(x, weight, eps=1e-6):
+    x = x - x.mean(axis=-1, keepdims=True)
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 # --8<-- [end:ex1-wrong-centred]
 
 
-# --8<-- [start:ex1-wrong-over-tokens]
-# rejected with: the last axis
-def rms_norm_from_formula(x, weight, eps=1e-6):
-    return x / np.sqrt((x**2).mean(axis=0, keepdims=True) + eps) * weight
-# --8<-- [end:ex1-wrong-over-tokens]
+# --8<-- [start:ex2-wrong-interleaved]
+# rejected with: that is the interleaved layout
+def rope(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * base ** (-np.arange(half) * 2 / x.shape[-1])
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = a * np.cos(angles) - b * np.sin(angles)
+    out[..., 1::2] = a * np.sin(angles) + b * np.cos(angles)
+    return out
+# --8<-- [end:ex2-wrong-interleaved]
+
+
+# --8<-- [start:ex2-wrong-ignores-base]
+# rejected with: ignore the base you are given
+def rope(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(half) * 2 / x.shape[-1])
+    a, b = x[..., :half], x[..., half:]
+    c, s = np.cos(angles), np.sin(angles)
+    return np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
+# --8<-- [end:ex2-wrong-ignores-base]
 
 
 # --8<-- [start:ex2-wrong-direction]
-# rejected with: wrong way
-def rotate_pair(a, b, position, i, d_head, base=10000.0):
-    t = position * base ** (-2 * i / d_head)
-    return a * math.cos(t) + b * math.sin(t), -a * math.sin(t) + b * math.cos(t)
+# rejected with: the wrong way
+def rope(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * base ** (-np.arange(half) * 2 / x.shape[-1])
+    a, b = x[..., :half], x[..., half:]
+    c, s = np.cos(angles), np.sin(angles)
+    return np.concatenate([a * c + b * s, -a * s + b * c], axis=-1)
 # --8<-- [end:ex2-wrong-direction]
 
 
-# --8<-- [start:ex2-wrong-missing-two]
-# rejected with: you used base^(-i/d_head)
-def rotate_pair(a, b, position, i, d_head, base=10000.0):
-    t = position * base ** (-i / d_head)
-    return a * math.cos(t) - b * math.sin(t), a * math.sin(t) + b * math.cos(t)
-# --8<-- [end:ex2-wrong-missing-two]
-
-
-# --8<-- [start:ex2-wrong-positive-exponent]
-# rejected with: the exponent is negative
-def rotate_pair(a, b, position, i, d_head, base=10000.0):
-    t = position * base ** (2 * i / d_head)
-    return a * math.cos(t) - b * math.sin(t), a * math.sin(t) + b * math.cos(t)
-# --8<-- [end:ex2-wrong-positive-exponent]
+# --8<-- [start:ex2-wrong-positions-from-zero]
+# rejected with: the positions start at 0
+def rope(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = np.arange(x.shape[-2])[:, None] * base ** (-np.arange(half) * 2 / x.shape[-1])
+    a, b = x[..., :half], x[..., half:]
+    c, s = np.cos(angles), np.sin(angles)
+    return np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
+# --8<-- [end:ex2-wrong-positions-from-zero]
 
 
 # --8<-- [start:ex3-wrong-no-gqa]
@@ -217,34 +300,101 @@ def count_llama(config):
 # --8<-- [end:ex3-wrong-two-mlp-matrices]
 
 
-# --8<-- [start:ex4-wrong-post-ln]
-# rejected with: that is a post-LN block
-def block(x, p, n_heads):
-    x = layer_norm(x + attention_layer(x, p, n_heads=n_heads),
-                   p["norm1.weight"], p["norm1.bias"])
-    return layer_norm(x + mlp(x, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
-                              p["mlp.b_out"], activation="gelu_tanh"),
-                      p["norm2.weight"], p["norm2.bias"])
-# --8<-- [end:ex4-wrong-post-ln]
+# --8<-- [start:ex4-wrong-bessel-only-fixed]
+# rejected with: Bessel's correction
+def layer_norm(x, weight, bias, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=-1, ddof=1, keepdims=True) + eps) * weight + bias
+# --8<-- [end:ex4-wrong-bessel-only-fixed]
 
 
-# --8<-- [start:ex4-wrong-not-causal]
-# rejected with: must be causal
-def block(x, p, n_heads):
-    h = layer_norm(x, p["norm1.weight"], p["norm1.bias"])
-    x = x + attention_layer(h, p, n_heads=n_heads, causal=False)
-    h = layer_norm(x, p["norm2.weight"], p["norm2.bias"])
-    return x + mlp(h, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
-                   p["mlp.b_out"], activation="gelu_tanh")
-# --8<-- [end:ex4-wrong-not-causal]
+# --8<-- [start:ex4-wrong-eps-outside]
+# rejected with: it belongs inside the square root
+def layer_norm(x, weight, bias, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / (x.std(axis=-1, keepdims=True) + eps) * weight + bias
+# --8<-- [end:ex4-wrong-eps-outside]
 
 
-# --8<-- [start:ex4-wrong-no-mlp-residual]
-# rejected with: the MLP's residual is missing
-def block(x, p, n_heads):
-    h = layer_norm(x, p["norm1.weight"], p["norm1.bias"])
-    x = x + attention_layer(h, p, n_heads=n_heads)
-    h = layer_norm(x, p["norm2.weight"], p["norm2.bias"])
-    return mlp(h, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"], p["mlp.b_out"],
-               activation="gelu_tanh")
-# --8<-- [end:ex4-wrong-no-mlp-residual]
+# --8<-- [start:ex4-wrong-no-bias]
+# rejected with: on x
+def layer_norm(x, weight, bias, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=-1, keepdims=True) + eps) * weight
+# --8<-- [end:ex4-wrong-no-bias]
+
+
+# --8<-- [start:ex5-wrong-exact]
+# rejected with: that is the exact GELU
+def gelu_tanh(x):
+    from math import erf
+    return 0.5 * x * (1 + np.vectorize(erf)(x / math.sqrt(2)))
+# --8<-- [end:ex5-wrong-exact]
+
+
+# --8<-- [start:ex5-wrong-no-cubic]
+# rejected with: the cubic term
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * x))
+# --8<-- [end:ex5-wrong-no-cubic]
+
+
+# --8<-- [start:ex5-wrong-sigmoid]
+# rejected with: sigmoid approximation
+def gelu_tanh(x):
+    return x / (1 + np.exp(-1.702 * x))
+# --8<-- [end:ex5-wrong-sigmoid]
+
+
+# --8<-- [start:ex6-wrong-swapped]
+# rejected with: are swapped
+def swiglu(x, W_gate, W_up, W_down):
+    up = x @ W_up
+    return (up / (1 + np.exp(-up)) * (x @ W_gate)) @ W_down
+# --8<-- [end:ex6-wrong-swapped]
+
+
+# --8<-- [start:ex6-wrong-relu-gate]
+# rejected with: that is ReGLU
+def swiglu(x, W_gate, W_up, W_down):
+    return (np.maximum(x @ W_gate, 0) * (x @ W_up)) @ W_down
+# --8<-- [end:ex6-wrong-relu-gate]
+
+
+# --8<-- [start:ex6-wrong-silu-of-product]
+# rejected with: before the product
+def swiglu(x, W_gate, W_up, W_down):
+    z = (x @ W_gate) * (x @ W_up)
+    return (z / (1 + np.exp(-z))) @ W_down
+# --8<-- [end:ex6-wrong-silu-of-product]
+
+
+# --8<-- [start:ex7-wrong-halves]
+# rejected with: all the sines come first
+def sinusoidal(n, d_model, base=10000.0):
+    p = np.arange(n)[:, None]
+    w = base ** (-np.arange(0, d_model, 2) / d_model)
+    return np.concatenate([np.sin(p * w), np.cos(p * w)], axis=-1)
+# --8<-- [end:ex7-wrong-halves]
+
+
+# --8<-- [start:ex7-wrong-fixed-base]
+# rejected with: ignore the base you are given
+def sinusoidal(n, d_model, base=10000.0):
+    p = np.arange(n)[:, None]
+    w = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.empty((n, d_model))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(p * w), np.cos(p * w)
+    return pe
+# --8<-- [end:ex7-wrong-fixed-base]
+
+
+# --8<-- [start:ex7-wrong-frequency-per-feature]
+# rejected with: on n = 6, d_model = 8
+def sinusoidal(n, d_model, base=10000.0):
+    p = np.arange(n)[:, None]
+    w = base ** (-np.arange(d_model) / d_model)
+    pe = p * w
+    pe[:, 0::2], pe[:, 1::2] = np.sin(pe[:, 0::2]), np.cos(pe[:, 1::2])
+    return pe
+# --8<-- [end:ex7-wrong-frequency-per-feature]

@@ -12,8 +12,10 @@ that the check must reject with the words after `# rejected with:`
 import numpy as np
 
 from attention import attention, softmax
-from attention.practice import (check_decode_step, check_kv_cache_size,
-                                check_top_p_filter, check_window_cache_step)
+from attention.practice.ch04 import (check_decode_step, check_kv_cache_size,
+                                     check_min_p_filter, check_sliding_window_mask,
+                                     check_top_k_filter, check_top_p_filter,
+                                     check_window_cache_step)
 # --8<-- [end:imports]
 
 
@@ -158,7 +160,7 @@ def kv_cache_size(config, n_tokens, bytes_per_value=2):
 
 
 # --8<-- [start:ex3-wrong-query-heads]
-# rejected with: use n_kv_heads
+# rejected with: times too much
 def kv_cache_size(config, n_tokens, bytes_per_value=2):  # ignores GQA
     d_head = config.d_model // config.n_heads
     per_token = 2 * config.n_layers * config.n_heads * d_head
@@ -246,3 +248,177 @@ def window_cache_step(k_kept, v_kept, k_new, v_new, window):  # the W-key bug
 def window_cache_step(k_kept, v_kept, k_new, v_new, window):
     raise NotImplementedError("todo")
 # --8<-- [end:ex4-wrong-raises]
+
+
+# --8<-- [start:ex1-wrong-fills-plus-inf]
+# rejected with: a removed token's logit must be -inf
+def top_p_filter(logits, p):
+    order = np.argsort(logits)[::-1]
+    probs = softmax(logits)[order]
+    keep_sorted = np.cumsum(probs) - probs < p
+    keep_sorted[0] = True
+    keep = np.zeros(logits.shape, bool)
+    keep[order] = keep_sorted
+    return np.where(keep, logits, np.inf)
+# --8<-- [end:ex1-wrong-fills-plus-inf]
+
+
+# --8<-- [start:ex1-wrong-fills-nan]
+# rejected with: a removed token's logit must be -inf
+def top_p_filter(logits, p):
+    order = np.argsort(logits)[::-1]
+    probs = softmax(logits)[order]
+    keep_sorted = np.cumsum(probs) - probs < p
+    keep_sorted[0] = True
+    keep = np.zeros(logits.shape, bool)
+    keep[order] = keep_sorted
+    return np.where(keep, logits, np.nan)
+# --8<-- [end:ex1-wrong-fills-nan]
+
+
+# --8<-- [start:ex3-wrong-d-head-from-kv-heads]
+# rejected with: n_heads / n_kv_heads times too much
+def kv_cache_size(config, n_tokens, bytes_per_value=2):
+    d_head = config.d_model // config.n_kv_heads
+    return 2 * config.n_layers * config.n_kv_heads * d_head * n_tokens * bytes_per_value
+# --8<-- [end:ex3-wrong-d-head-from-kv-heads]
+
+
+# --8<-- [start:ex4-wrong-minus-window-minus-one]
+# rejected with: with a window of 1 and chunks of 2
+def window_cache_step(k_kept, v_kept, k_new, v_new, window):
+    keys = np.concatenate([k_kept, k_new])
+    values = np.concatenate([v_kept, v_new])
+    return keys, values, keys[-(window - 1):], values[-(window - 1):]
+# --8<-- [end:ex4-wrong-minus-window-minus-one]
+
+
+# --8<-- [start:ex5-starter]
+def top_k_filter(logits, k):
+    """Keep the k largest logits of each row (and any tied with the k-th);
+    -inf elsewhere. logits (..., vocab)."""
+    # Your code: this keeps the k largest of the whole array, not of each row.
+    kth = np.sort(logits, axis=None)[-k]
+    return np.where(logits < kth, -np.inf, logits)
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def top_k_filter(logits, k):
+    """Keep the k largest logits of each row (and any tied with the k-th);
+    -inf elsewhere. logits (..., vocab)."""
+    k = min(k, logits.shape[-1])  # k past the vocabulary keeps everything
+    kth = np.sort(logits, axis=-1)[..., -k:][..., :1]  # (..., 1) the k-th largest
+    return np.where(logits < kth, -np.inf, logits)  # ties with it are kept
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex6-starter]
+def min_p_filter(logits, p):
+    """Keep the tokens whose probability is at least p times the top
+    token's; -inf elsewhere. logits (..., vocab)."""
+    probs = softmax(logits, axis=-1)
+    # Your code: the threshold scales with the most likely token.
+    return np.where(probs < p, -np.inf, logits)
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def min_p_filter(logits, p):
+    """Keep the tokens whose probability is at least p times the top
+    token's; -inf elsewhere. logits (..., vocab)."""
+    probs = softmax(logits, axis=-1)  # (..., vocab)
+    threshold = p * probs.max(axis=-1, keepdims=True)  # (..., 1)
+    return np.where(probs < threshold, -np.inf, logits)
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex7-starter]
+def sliding_window_mask(n, window):
+    """(n, n) booleans for a decoder: query i sees keys i - window + 1 .. i.
+    It has a bug that real code shipped: find it."""
+    i = np.arange(n)[:, None]  # (n, 1) query positions
+    j = np.arange(n)[None, :]  # (1, n) key positions
+    return np.abs(i - j) < window
+# --8<-- [end:ex7-starter]
+
+
+# --8<-- [start:ex7-solution]
+def sliding_window_mask(n, window):
+    """(n, n) booleans for a decoder: query i sees keys i - window + 1 .. i."""
+    i = np.arange(n)[:, None]  # (n, 1) query positions
+    j = np.arange(n)[None, :]  # (1, n) key positions
+    # |i - j| < window is a bidirectional band; a decoder also needs j <= i.
+    return (j <= i) & (i - j < window)
+# --8<-- [end:ex7-solution]
+
+
+# --8<-- [start:ex5-wrong-no-ties]
+# rejected with: a token tied with the k-th largest logit is kept too
+def top_k_filter(logits, k):
+    order = np.argsort(-logits, axis=-1, kind="stable")[..., :k]
+    out = np.full_like(logits, -np.inf)
+    np.put_along_axis(out, order, np.take_along_axis(logits, order, -1), -1)
+    return out
+# --8<-- [end:ex5-wrong-no-ties]
+
+
+# --8<-- [start:ex5-wrong-k-past-vocabulary]
+# rejected with: k = 9
+def top_k_filter(logits, k):
+    kth = np.sort(logits, axis=-1)[..., -k:-k + 1] if k <= logits.shape[-1] else None
+    return np.where(logits < kth, -np.inf, logits)
+# --8<-- [end:ex5-wrong-k-past-vocabulary]
+
+
+# --8<-- [start:ex5-wrong-off-by-one]
+# rejected with: on logits (10,), k = 3
+def top_k_filter(logits, k):
+    kth = np.sort(logits, axis=-1)[..., -k - 1:-k]
+    return np.where(logits < kth, -np.inf, logits)
+# --8<-- [end:ex5-wrong-off-by-one]
+
+
+# --8<-- [start:ex6-wrong-plain-threshold]
+# rejected with: not p itself
+def min_p_filter(logits, p):
+    return np.where(softmax(logits, axis=-1) < p, -np.inf, logits)
+# --8<-- [end:ex6-wrong-plain-threshold]
+
+
+# --8<-- [start:ex6-wrong-on-logits]
+# rejected with: compare probabilities, not logits
+def min_p_filter(logits, p):
+    return np.where(logits < p * logits.max(-1, keepdims=True), -np.inf, logits)
+# --8<-- [end:ex6-wrong-on-logits]
+
+
+# --8<-- [start:ex6-wrong-global-max]
+# rejected with: on logits
+def min_p_filter(logits, p):
+    probs = softmax(logits, axis=-1)
+    return np.where(probs < p * probs.max(), -np.inf, logits)
+# --8<-- [end:ex6-wrong-global-max]
+
+
+# --8<-- [start:ex7-wrong-bidirectional]
+# rejected with: the band reaches forward too
+def sliding_window_mask(n, window):
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    return np.abs(i - j) < window
+# --8<-- [end:ex7-wrong-bidirectional]
+
+
+# --8<-- [start:ex7-wrong-one-too-wide]
+# rejected with: one too wide
+def sliding_window_mask(n, window):
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    return (j <= i) & (i - j <= window)
+# --8<-- [end:ex7-wrong-one-too-wide]
+
+
+# --8<-- [start:ex7-wrong-causal-only]
+# rejected with: on n = 6 and window = 3
+def sliding_window_mask(n, window):
+    return np.tril(np.ones((n, n), dtype=bool))
+# --8<-- [end:ex7-wrong-causal-only]

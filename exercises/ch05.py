@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from attention.practice.ch05 import (check_merge, check_running_max_and_sum,
+from attention.practice.ch05 import (check_chunked_attention, check_merge,
+                                     check_merge_lse, check_running_max_and_sum,
                                      check_tile_attention, check_tile_kind)
 # --8<-- [end:imports]
 
@@ -44,11 +45,11 @@ def running_max_and_sum(blocks):
 
 # --8<-- [start:ex2-starter]
 def merge(o1, m1, l1, o2, m2, l2):
-    """Attention over all keys from attention over two halves of them.
+    """Attention over all keys from attention over two parts of them.
 
-    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's
-    largest score in half i; l_i (n_q,): each row's sum of exp(score - m_i)
-    over half i.
+    o_i (..., n_q, d_v): normalised output of part i; m_i (..., n_q): each
+    row's largest score in part i; l_i (..., n_q): each row's sum of
+    exp(score - m_i) over part i. The leading axes are batch and heads.
     """
     # Your code: the halves do not count equally.
     return (o1 + o2) / 2
@@ -57,16 +58,17 @@ def merge(o1, m1, l1, o2, m2, l2):
 
 # --8<-- [start:ex2-solution]
 def merge(o1, m1, l1, o2, m2, l2):
-    """Attention over all keys from attention over two halves of them.
+    """Attention over all keys from attention over two parts of them.
 
-    o_i (n_q, d_v): normalised output of half i; m_i (n_q,): each row's
-    largest score in half i; l_i (n_q,): each row's sum of exp(score - m_i)
-    over half i.
+    o_i (..., n_q, d_v): normalised output of part i; m_i (..., n_q): each
+    row's largest score in part i; l_i (..., n_q): each row's sum of
+    exp(score - m_i) over part i. The leading axes are batch and heads.
     """
-    m = np.maximum(m1, m2)  # (n_q,) the common maximum
-    w1 = l1 * np.exp(m1 - m)  # (n_q,) half 1's softmax mass, relative to m
-    w2 = l2 * np.exp(m2 - m)  # (n_q,)
-    return (w1[:, None] * o1 + w2[:, None] * o2) / (w1 + w2)[:, None]
+    m = np.maximum(m1, m2)  # (..., n_q) the common maximum
+    w1 = l1 * np.exp(m1 - m)  # (..., n_q) part 1's softmax mass, relative to m
+    w2 = l2 * np.exp(m2 - m)  # (..., n_q)
+    w1, w2 = w1[..., None], w2[..., None]  # (..., n_q, 1): one weight per row
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
 # --8<-- [end:ex2-solution]
 
 
@@ -161,3 +163,269 @@ def running_max_and_sum(blocks):
     l = sum(float(np.exp(block - m).sum()) for block in blocks)  # second pass: the sum
     return m, l
 # --8<-- [end:ex1-wrong-two-pass]
+
+
+# --8<-- [start:ex1-wrong-concatenates]
+# rejected with: loop over it once
+def running_max_and_sum(blocks):
+    row = np.concatenate(blocks)
+    m = float(row.max())
+    return m, float(np.exp(row - m).sum())
+# --8<-- [end:ex1-wrong-concatenates]
+
+
+# --8<-- [start:ex1-wrong-keeps-the-blocks]
+# rejected with: an answer that keeps blocks to read them later computes NaN
+def running_max_and_sum(blocks):
+    blocks = list(blocks)
+    m = max(float(np.max(block)) for block in blocks)
+    return m, sum(float(np.exp(block - m).sum()) for block in blocks)
+# --8<-- [end:ex1-wrong-keeps-the-blocks]
+
+
+# --8<-- [start:ex1-wrong-copies-the-blocks]
+# rejected with: one pass keeps only m, l and the current block
+def running_max_and_sum(blocks):
+    row = np.concatenate([block.copy() for block in blocks])
+    m = float(row.max())
+    return m, float(np.exp(row - m).sum())
+# --8<-- [end:ex1-wrong-copies-the-blocks]
+
+
+# --8<-- [start:ex1-wrong-no-rescale]
+# rejected with: multiply the sum so far by exp(m - m_new)
+def running_max_and_sum(blocks):
+    m, l = -math.inf, 0.0
+    for block in blocks:
+        m_new = max(m, float(np.max(block)))
+        l = l + float(np.sum(np.exp(block - m_new)))
+        m = m_new
+    return m, l
+# --8<-- [end:ex1-wrong-no-rescale]
+
+
+# --8<-- [start:ex2-wrong-no-common-maximum]
+# rejected with: with the common maximum m = max(m1, m2)
+def merge(o1, m1, l1, o2, m2, l2):
+    w1, w2 = (l1 * np.exp(m1))[..., None], (l2 * np.exp(m2))[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex2-wrong-no-common-maximum]
+
+
+# --8<-- [start:ex2-wrong-average]
+# rejected with: the plain average
+def merge(o1, m1, l1, o2, m2, l2):
+    return (o1 + o2) / 2
+# --8<-- [end:ex2-wrong-average]
+
+
+# --8<-- [start:ex2-wrong-2d-only]
+# rejected with: on queries (2, 3, 4, 8)
+def merge(o1, m1, l1, o2, m2, l2):
+    m = np.maximum(m1, m2)
+    w1, w2 = l1 * np.exp(m1 - m), l2 * np.exp(m2 - m)
+    return (w1[:, None] * o1 + w2[:, None] * o2) / (w1 + w2)[:, None]
+# --8<-- [end:ex2-wrong-2d-only]
+
+
+# --8<-- [start:ex2-wrong-by-l-only]
+# rejected with: relative to different maxima
+def merge(o1, m1, l1, o2, m2, l2):
+    w1, w2 = l1[..., None], l2[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex2-wrong-by-l-only]
+
+
+# --8<-- [start:ex3-wrong-always-diagonal]
+# rejected with: you said 'diagonal'
+def tile_kind(q0, q1, k0, k1, n_q, n_k):
+    return "diagonal"
+# --8<-- [end:ex3-wrong-always-diagonal]
+
+
+# --8<-- [start:ex3-wrong-off-by-one]
+# rejected with: sits at position
+def tile_kind(q0, q1, k0, k1, n_q, n_k):
+    offset = n_k - n_q
+    first, last = offset + q0, offset + q1 - 1
+    if k0 >= last:
+        return "skip"
+    if k1 - 1 <= first:
+        return "full"
+    return "diagonal"
+# --8<-- [end:ex3-wrong-off-by-one]
+
+
+# --8<-- [start:ex3-wrong-top-left]
+# rejected with: sits at position
+def tile_kind(q0, q1, k0, k1, n_q, n_k):
+    if k0 > q1 - 1:
+        return "skip"
+    if k1 - 1 <= q0:
+        return "full"
+    return "diagonal"
+# --8<-- [end:ex3-wrong-top-left]
+
+
+# --8<-- [start:ex4-wrong-one-shot-over-every-key]
+# rejected with: Stop the loop after the last block the tile can see
+def tile_attention(q_tile, k, v, q0, block):
+    positions = q0 + np.arange(q_tile.shape[0])
+    s = q_tile @ k.T / math.sqrt(q_tile.shape[1])
+    s = np.where(np.arange(k.shape[0])[None, :] <= positions[:, None], s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return p @ v / p.sum(axis=1, keepdims=True)
+# --8<-- [end:ex4-wrong-one-shot-over-every-key]
+
+
+# --8<-- [start:ex4-wrong-one-shot-over-the-visible-keys]
+# rejected with: Go block by block with the online softmax
+def tile_attention(q_tile, k, v, q0, block):
+    b_q = q_tile.shape[0]
+    end = q0 + b_q
+    positions = q0 + np.arange(b_q)
+    s = q_tile @ k[:end].T / math.sqrt(q_tile.shape[1])
+    s = np.where(np.arange(end)[None, :] <= positions[:, None], s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return p @ v[:end] / p.sum(axis=1, keepdims=True)
+# --8<-- [end:ex4-wrong-one-shot-over-the-visible-keys]
+
+
+# --8<-- [start:ex4-wrong-no-mask]
+# rejected with: give them a score of -inf
+def tile_attention(q_tile, k, v, q0, block):
+    b_q = q_tile.shape[0]
+    m, l = np.full(b_q, -np.inf), np.zeros(b_q)
+    acc = np.zeros((b_q, v.shape[1]))
+    for k0 in range(0, q0 + b_q, block):
+        s = q_tile @ k[k0:k0 + block].T / math.sqrt(q_tile.shape[1])
+        m_new = np.maximum(m, s.max(axis=1))
+        alpha, p = np.exp(m - m_new), np.exp(s - m_new[:, None])
+        l = l * alpha + p.sum(axis=1)
+        acc = acc * alpha[:, None] + p @ v[k0:k0 + block]
+        m = m_new
+    return acc / l[:, None]
+# --8<-- [end:ex4-wrong-no-mask]
+
+
+# --8<-- [start:ex5-starter]
+def merge_lse(o1, lse1, o2, lse2):
+    """Attention over all keys from two parts: o_i (..., n_q, d_v) and each
+    row's log-sum-exp of its scores over part i, lse_i (..., n_q)."""
+    # Your code: each part's weight is its share of the softmax mass.
+    w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def merge_lse(o1, lse1, o2, lse2):
+    """Attention over all keys from two parts: o_i (..., n_q, d_v) and each
+    row's log-sum-exp of its scores over part i, lse_i (..., n_q)."""
+    lse = np.logaddexp(lse1, lse2)  # (..., n_q): log of the total mass
+    w1 = np.exp(lse1 - lse)[..., None]  # part 1's share, in [0, 1]
+    w2 = np.exp(lse2 - lse)[..., None]
+    return w1 * o1 + w2 * o2
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex5-wrong-overflows]
+# rejected with: exp(lse) overflows
+def merge_lse(o1, lse1, o2, lse2):
+    w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex5-wrong-overflows]
+
+
+# --8<-- [start:ex5-wrong-average]
+# rejected with: the plain average
+def merge_lse(o1, lse1, o2, lse2):
+    return (o1 + o2) / 2
+# --8<-- [end:ex5-wrong-average]
+
+
+# --8<-- [start:ex5-wrong-linear-weights]
+# rejected with: on queries (4, 8)
+def merge_lse(o1, lse1, o2, lse2):
+    w1, w2 = lse1[..., None], lse2[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex5-wrong-linear-weights]
+
+
+# --8<-- [start:ex5-wrong-2d-only]
+# rejected with: on queries (2, 3, 3, 8)
+def merge_lse(o1, lse1, o2, lse2):
+    lse = np.logaddexp(lse1, lse2)
+    return np.exp(lse1 - lse)[:, None] * o1 + np.exp(lse2 - lse)[:, None] * o2
+# --8<-- [end:ex5-wrong-2d-only]
+
+
+# --8<-- [start:ex6-starter]
+def chunked_attention(q, k, v, chunk):
+    """Causal attention (bottom-right aligned), `chunk` queries at a time,
+    so that only one chunk's scores exist at once."""
+    n_q, n_k = q.shape[0], k.shape[0]
+    # Your code: this forms every score at once.
+    s = q @ k.T / math.sqrt(q.shape[1])  # (n_q, n_k)
+    s = np.where(np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q), s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return p @ v / p.sum(axis=1, keepdims=True)
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def chunked_attention(q, k, v, chunk):
+    """Causal attention (bottom-right aligned), `chunk` queries at a time,
+    so that only one chunk's scores exist at once."""
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        positions = np.arange(i0, i1) + n_k - n_q  # (c,) query positions
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])  # (c, n_k): one chunk
+        s = np.where(np.arange(n_k) <= positions[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex6-wrong-all-at-once]
+# rejected with: Compute the scores of one chunk of queries at a time
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    s = q @ k.T / math.sqrt(q.shape[1])
+    s = np.where(np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q), s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return p @ v / p.sum(axis=1, keepdims=True)
+# --8<-- [end:ex6-wrong-all-at-once]
+
+
+# --8<-- [start:ex6-wrong-positions-in-chunk]
+# rejected with: on 7 queries and 7 keys in chunks of 3
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= np.arange(i1 - i0)[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-positions-in-chunk]
+
+
+# --8<-- [start:ex6-wrong-top-left]
+# rejected with: on 6 queries and 9 keys in chunks of 5
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= np.arange(i0, i1)[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-top-left]

@@ -1,197 +1,136 @@
 """Self-checks for the practice exercises of chapter 1 (foundations).
 
-Each check calls the reader's function on data of its own, prints a one-line verdict
-("✓ Correct: ..." or "✗ Not yet: ..." saying concretely what is wrong) and returns True
-or False. A check never raises because an answer is wrong, so a page can run an unsolved
-starter and show the check's message. NumPy's overflow warnings from a naive answer are
-silenced: the verdict says what went wrong.
+Each check draws random inputs of its own at every call (batch axes, odd sizes, float32
+and float64, scores near ±1000), calls the reader's function through
+``attention.practice.verdict.call`` and compares with the package's implementation,
+itself checked against PyTorch in the tests. It prints one verdict, "✓ Correct: ..." or
+"✗ Not yet: ..." with what was tried and what differed, and returns True or False; it
+never raises, whatever the answer.
 """
 
 import numpy as np
 
+from attention.practice.trials import (Trial, array_trial, fresh_rng, judge, normal,
+                                       shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
-from attention.softmax import logsumexp, softmax
-
-_TOL = dict(rtol=1e-10, atol=1e-10)
+from attention.softmax import log_softmax, logsumexp, softmax
 
 
-def _run(fn, *args, **kwargs):
-    """Call the reader's function with NumPy's floating-point warnings off."""
-    with np.errstate(all="ignore"):
-        return call(fn, *args, **kwargs)
+def _naive_softmax(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
 
 
-def _as_floats(result, what):
-    """The reader's result as a float array, or (None, a failure line)."""
-    if result is None:
-        return None, f"{what} returned None; return a number or a NumPy array"
-    try:
-        return np.asarray(result, dtype=float), None
-    except (TypeError, ValueError):
-        return None, f"{what} returned {type(result).__name__}, not numbers"
-
-
-def _same(got, expected):
-    """Equal shapes and values (inf equal to inf; nan never equal)."""
-    return got.shape == expected.shape and bool(
-        np.allclose(got, expected, **_TOL))
-
-
-def _fmt(a):
-    return np.array2string(np.asarray(a), precision=3, suppress_small=True)
+def _global_shift_softmax(x, axis=-1):
+    e = np.exp(x - np.max(x))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
-def _lse_cases():
-    """(description, x, axis) from easy to hard; each catches a plausible mistake."""
-    rng = np.random.default_rng(11)
-    square = rng.normal(scale=3, size=(4, 4)) + np.arange(4)[:, None] * 5
-    return [
-        ("[1, 2, 3]", np.array([1.0, 2.0, 3.0]), -1),
-        ("[1000, 999, 998]", np.array([1000.0, 999.0, 998.0]), -1),
-        ("[-1000, -999, -998]", np.array([-1000.0, -999.0, -998.0]), -1),
-        ("rows near 1000, 0 and -1000 (shape (3, 4))",
-         np.array([[1000.0, 999.0, 998.0, 990.0], [0.0, 1.0, 2.0, 3.0],
-                   [-1000.0, -1001.0, -998.0, -999.0]]), -1),
-        ("a (4, 4) array whose rows differ", square, -1),
-        ("a (2, 3, 4) array along axis 0", rng.normal(size=(2, 3, 4)), 0),
-        ("a (2, 3, 4) array along axis 1", rng.normal(size=(2, 3, 4)), 1),
-        ("[0, -inf, 1]", np.array([0.0, -np.inf, 1.0]), -1),
-        ("rows [0, 1] and [-inf, -inf]",
-         np.array([[0.0, 1.0], [-np.inf, -np.inf]]), -1),
+def check_stable_softmax(your_function):
+    """Exercise 1: your_function(x, axis=-1) = softmax along axis, no overflow."""
+    rng = fresh_rng()
+    trials = [
+        array_trial(rng, (3, 5), kind="near +1000"),
+        array_trial(rng, (7,)),
+        array_trial(rng, (3, 7), np.float32),
+        array_trial(rng, (2, 3, 4, 6), axis=-1),
+        array_trial(rng, (4, 6), axis=0),
+        array_trial(rng, (2, 5), kind="near -1000"),
+        array_trial(rng, (3, 9), kind="rows at -1500, 0 and +1500"),
+        array_trial(rng, (2, 6), np.float32, kind="near +1000"),
+        array_trial(rng, (3, 5), neg_inf=2),
     ]
-
-
-def _lse_hint(x, axis, got):
-    """Name the mistake behind a wrong log-sum-exp, if it is a known one."""
-    with np.errstate(all="ignore"):
-        m_row = np.max(x, axis=axis, keepdims=True)
-        expected = logsumexp(x, axis=axis)
-        if x.ndim > 1 and axis != -1:
-            along_last = logsumexp(x, axis=-1)
-            if along_last.shape == got.shape and np.allclose(got, along_last):
-                return f"use the axis you are given ({axis}), not always -1"
-        if got.shape != expected.shape:
-            return "the axis summed over should be gone from the result"
-        m_all = np.max(x)
-        one_max = np.log(np.sum(np.exp(x - m_all), axis=axis)) + m_all
-        if x.ndim > 1 and np.allclose(got, one_max, equal_nan=True):
-            return ("you shifted every row by the largest entry of the whole "
-                    "array; rows far below it underflow to log(0) = -inf: "
-                    "shift each row by its own maximum, np.max(x, axis=axis, "
-                    "keepdims=True)")
-        if not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
-            if np.max(np.abs(x)) >= 700:
-                return ("exp overflows or underflows at scores near ±1000: "
-                        "subtract the largest entry m before exp, then add m "
-                        "back after the log")
-        if np.isnan(got).any() and not np.isnan(expected).any():
-            return ("a row of all -inf should give -inf (the log of an empty "
-                    "sum), not nan: where the maximum is -inf, shift by 0 "
-                    "instead (-inf - (-inf) is nan)")
-        without_m = np.log(np.sum(np.exp(x - m_row), axis=axis))
-        if got.shape == expected.shape and np.allclose(got, without_m):
-            return ("you subtracted the maximum m but did not add it back: "
-                    "log Σ exp(x) = m + log Σ exp(x - m)")
-        if x.ndim == 2 and x.shape[0] == x.shape[1] and axis == -1:
-            m = np.max(x, axis=-1)  # no keepdims: lines up with the columns
-            misaligned = np.log(np.sum(np.exp(x - m), axis=-1)) + m
-            if np.allclose(got, misaligned):
-                return ("each row was shifted by the columns' maxima: keep the "
-                        "reduced axis, np.max(x, axis=axis, keepdims=True)")
-    return None
-
-
-def check_logsumexp(your_function):
-    """Exercise 1: your_function(x, axis) = log(sum(exp(x))) along axis, stably."""
-    for what, x, axis in _lse_cases():
-        expected = logsumexp(x, axis=axis)
-        got, problem = _run(your_function, x.copy(), axis=axis)
-        if problem is None:
-            got, problem = _as_floats(got, f"my_logsumexp({what})")
-        if problem:
-            if "broadcast" in problem:
-                problem += ("; keep the reduced axis: np.max(x, axis=axis, "
-                            "keepdims=True)")
-            return verdict(False, problem)
-        if _same(got, expected):
-            continue
-        hint = _lse_hint(x, axis, got)
-        if got.shape != expected.shape:
-            line = (f"for {what} the result should have shape "
-                    f"{expected.shape}, got {got.shape}")
-        else:
-            line = (f"for {what} the answer is {_fmt(expected)}, "
-                    f"you returned {_fmt(got)}")
-        return verdict(False, f"{line}: {hint}" if hint else line)
-    return verdict(True, "stable at ±1000, along any axis, with -inf entries "
-                         "and a row of all -inf (-inf).")
+    return judge(
+        your_function, trials, lambda x, axis=-1: softmax(x, axis=axis),
+        what="stable_softmax",
+        success="your softmax equals attention.softmax: stable, and along the axis asked.",
+        hints=[(_naive_softmax, "exp overflows to inf at scores near 1000 (inf / inf is "
+                "nan): subtract each row's maximum before exp, which changes nothing "
+                "else since softmax(x - c) = softmax(x)"),
+               (_global_shift_softmax, "you shifted by the largest entry of the whole "
+                "array: rows far below it underflow to 0 / 0; shift each row by its own "
+                "maximum, np.max(x, axis=axis, keepdims=True)"),
+               (lambda x, axis=-1: softmax(x, axis=-1), "use the axis you are given, "
+                "not always -1")])
 
 
 # Exercise 2 ---------------------------------------------------------------------------
 
-def _softmax_cases():
-    rng = np.random.default_rng(12)
-    batch = rng.normal(size=(2, 3, 4, 5))  # (batch, n_heads, n_q, n_k)
-    far = rng.normal(size=(2, 3, 4, 5))
-    far[0] += 1000.0  # one sequence's scores near +1000, the other's near -1000
-    far[1] -= 1000.0
-    square = rng.normal(scale=3, size=(4, 4)) + np.arange(4)[:, None] * 5
-    return [
-        ("scores of shape (2, 3, 4, 5) along axis -1", batch, -1),
-        ("the same scores along axis 1 (over the heads)", batch, 1),
-        ("the same scores along axis 0", batch, 0),
-        ("the same scores along axis -2 (over the queries)", batch, -2),
-        ("a (4, 4) array whose rows differ, along axis -1", square, -1),
-        ("scores near +1000 in sequence 0 and -1000 in sequence 1", far, -1),
+def check_log_softmax(your_function):
+    """Exercise 2: your_function(x, axis=-1) = log softmax along axis, finite where it is."""
+    rng = fresh_rng()
+    trials = [
+        array_trial(rng, (3, 8), kind="spread over ±1000"),
+        array_trial(rng, (6,)),
+        array_trial(rng, (2, 3, 7), np.float32),
+        array_trial(rng, (5, 4), axis=0),
+        array_trial(rng, (2, 4, 3, 5), kind="near +1000"),
+        array_trial(rng, (3, 6), neg_inf=2),
     ]
-
-
-def _softmax_hint(x, axis, got):
-    with np.errstate(all="ignore"):
-        if np.isnan(got).any() or np.isinf(got).any():
-            if np.max(np.abs(x)) >= 700:
-                return ("exp overflows or underflows: subtract each row's own "
-                        "maximum, np.max(x, axis=axis, keepdims=True), before "
-                        "exp (not the maximum of the whole array)")
-        if np.isclose(np.sum(got), 1.0):
-            return ("your weights sum to one over the whole array: sum along "
-                    "the axis only, with keepdims=True")
-        if got.shape == x.shape and axis != -1:
-            if np.allclose(got, softmax(x, axis=-1)):
-                return f"use the axis you are given ({axis}), not always -1"
-        sums = np.sum(got, axis=axis)
-        if x.ndim == 2 and not np.allclose(sums, 1.0):
-            return ("the weights along the axis do not sum to one: a max or "
-                    "sum without keepdims=True lines up with the wrong axis")
-    return None
-
-
-def check_softmax_along(your_function):
-    """Exercise 2: your_function(x, axis) = softmax along axis, stable."""
-    for what, x, axis in _softmax_cases():
-        expected = softmax(x, axis=axis)
-        got, problem = _run(your_function, x.copy(), axis=axis)
-        if problem is None:
-            got, problem = _as_floats(got, "softmax_along")
-        if problem:
-            if "broadcast" in problem:
-                problem += ("; keep the reduced axis: keepdims=True in the max "
-                            "and in the sum")
-            return verdict(False, problem)
-        if got.shape != x.shape:
-            return verdict(False, f"for {what} the weights should have the "
-                                  f"input's shape {x.shape}, got {got.shape}")
-        if _same(got, expected):
-            continue
-        hint = _softmax_hint(x, axis, got) or "compare with the softmax formula"
-        return verdict(False, f"for {what} your weights are wrong: {hint}")
-    return verdict(True, "every axis of a (2, 3, 4, 5) batch sums to one, and "
-                         "scores of ±1000 give no nan.")
+    return judge(
+        your_function, trials, lambda x, axis=-1: log_softmax(x, axis=axis),
+        what="log_softmax",
+        success="your log-softmax equals attention.log_softmax, finite wherever the "
+                "answer is.",
+        hints=[(lambda x, axis=-1: np.log(softmax(x, axis=axis)), "the log of a softmax "
+                "that underflowed to 0 is -inf; compute x - logsumexp(x) instead, "
+                "which never exponentiates the gap between two scores"),
+               (lambda x, axis=-1: x - np.max(x, axis=axis, keepdims=True),
+                "you subtracted the maximum but not log Σ exp(x - m)"),
+               (lambda x, axis=-1: log_softmax(x, axis=-1),
+                "use the axis you are given, not always -1")])
 
 
 # Exercise 3 ---------------------------------------------------------------------------
+
+def _lse_trial(rng, shape, axis, keepdims, dtype=np.float64, kind="", neg_inf=0):
+    trial = array_trial(rng, shape, dtype, kind, axis=axis, neg_inf=neg_inf)
+    trial.kwargs["keepdims"] = keepdims
+    trial.label += f", keepdims={keepdims}"
+    return trial
+
+
+def check_logsumexp(your_function):
+    """Exercise 3: your_function(x, axis=-1, keepdims=False) = log Σ exp(x), stably."""
+    rng = fresh_rng()
+    trials = [
+        _lse_trial(rng, (3, 5), -1, False, kind="near +1000"),
+        _lse_trial(rng, (2, 3, 6), 1, True),
+        _lse_trial(rng, (4, 7), 0, False, np.float32),
+        _lse_trial(rng, (2, 5), -1, False, kind="near -1000"),
+        _lse_trial(rng, (3, 4), -1, True, neg_inf=4),
+        _lse_trial(rng, (2, 2, 3, 5), -1, False, neg_inf=2),
+    ]
+
+    def reference(x, axis=-1, keepdims=False):
+        return logsumexp(x, axis=axis, keepdims=keepdims)
+
+    def no_add_back(x, axis=-1, keepdims=False):
+        m = np.max(x, axis=axis, keepdims=True)
+        return np.log(np.sum(np.exp(x - m), axis=axis, keepdims=keepdims))
+
+    def nan_rows(x, axis=-1, keepdims=False):
+        m = np.max(x, axis=axis, keepdims=True)
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+        return out if keepdims else np.squeeze(out, axis=axis)
+
+    return judge(
+        your_function, trials, reference, what="logsumexp",
+        success="your log-sum-exp equals attention.logsumexp, rows of -inf and "
+                "keepdims included.",
+        hints=[(lambda x, axis=-1, keepdims=False: np.log(np.sum(
+                    np.exp(x), axis=axis, keepdims=keepdims)),
+                "exp overflows to inf at scores near 1000: subtract the largest entry m "
+                "before exp, then add m back after the log"),
+               (nan_rows, "a row of all -inf should give -inf (the log of an empty sum), "
+                "not nan: where the maximum is -inf, shift by 0 (-inf - (-inf) is nan)"),
+               (no_add_back, "you subtracted the maximum m but did not add it back: "
+                "log Σ exp(x) = m + log Σ exp(x - m)")])
+
+
+# Exercise 4 ---------------------------------------------------------------------------
 
 # (a_shape, b_shape, why): the expected answer comes from NumPy itself.
 _PRODUCTS = [
@@ -207,6 +146,19 @@ _PRODUCTS = [
 ]
 
 
+def _random_products(rng, count=12):
+    """Shapes the reader has not seen: random batch axes, some of them 1."""
+    found = []
+    for _ in range(count):
+        a_batch = list(rng.choice([1, 2, 3, 5], size=rng.integers(0, 3)))
+        b_batch = list(rng.choice([1, 2, 3, 5], size=rng.integers(0, 3)))
+        n, d, m = (int(s) for s in rng.integers(2, 9, size=3))
+        d_b = d if rng.random() < 0.8 else d + 1
+        found.append((tuple(int(s) for s in a_batch) + (n, d),
+                      tuple(int(s) for s in b_batch) + (d_b, m), "a random product"))
+    return found
+
+
 def _numpy_product_shape(a_shape, b_shape):
     try:
         return np.matmul(np.zeros(a_shape), np.zeros(b_shape)).shape
@@ -215,11 +167,12 @@ def _numpy_product_shape(a_shape, b_shape):
 
 
 def check_product_shape(your_function):
-    """Exercise 3: your_function(a_shape, b_shape) = (a @ b).shape, or None."""
-    for a_shape, b_shape, why in _PRODUCTS:
+    """Exercise 4: your_function(a_shape, b_shape) = (a @ b).shape, or None."""
+    cases = _PRODUCTS + _random_products(fresh_rng())
+    for a_shape, b_shape, why in cases:
         expected = _numpy_product_shape(a_shape, b_shape)
-        got, problem = _run(your_function, a_shape, b_shape)
-        call_text = f"product_shape({a_shape}, {b_shape})"
+        got, problem = call(your_function, a_shape, b_shape)
+        call_text = f"product_shape({shape_text(a_shape)}, {shape_text(b_shape)})"
         if problem:
             return verdict(False, f"{call_text}: {problem}")
         if got is not None:
@@ -235,8 +188,77 @@ def check_product_shape(your_function):
                                   f"refuses this product: {why}")
         return verdict(False, f"{call_text} should be {expected} ({why}), "
                               f"you returned {got}")
-    return verdict(True, f"all {len(_PRODUCTS)} products predicted, the "
-                         "refused ones included.")
+    return verdict(True, f"{len(_PRODUCTS)} chosen products and {len(cases) - len(_PRODUCTS)} "
+                         "random ones predicted, the refused ones included.")
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _scores_trial(rng, q_shape, k_shape, dtype=np.float64):
+    q, k = normal(rng, q_shape, dtype), normal(rng, k_shape, dtype)
+    return Trial(f"q {shape_text(q_shape)} and k {shape_text(k_shape)} in "
+                 f"{np.dtype(dtype).name}", (q, k), {}, np.dtype(dtype))
+
+
+def _reference_scores(q, k):
+    return (q @ np.swapaxes(k, -1, -2)) / np.sqrt(np.asarray(q.shape[-1], q.dtype))
+
+
+def check_attention_scores(your_function):
+    """Exercise 5: your_function(q, k) = q kᵀ / √d over the last two axes, batched."""
+    rng = fresh_rng()
+    trials = [
+        _scores_trial(rng, (5, 8), (7, 8)),
+        _scores_trial(rng, (2, 3, 5, 8), (2, 3, 6, 8)),
+        _scores_trial(rng, (2, 4, 3, 16), (2, 1, 9, 16), np.float32),
+        _scores_trial(rng, (3, 1, 7), (3, 4, 7)),
+    ]
+    return judge(
+        your_function, trials, _reference_scores, what="attention_scores",
+        success="your scores equal q kᵀ / √d over the last two axes, broadcasting "
+                "the batch and head axes.",
+        hints=[(lambda q, k: q @ np.swapaxes(k, -1, -2), "the scores are not scaled: "
+                "divide by √d, d = q.shape[-1]"),
+               (lambda q, k: q @ np.swapaxes(k, -1, -2) / q.shape[-1],
+                "you divided by d; divide by √d")])
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def _distribution_trial(rng, shape, zeros=0, one_hot=False):
+    p = softmax(normal(rng, shape, scale=2.0), axis=-1)
+    if zeros:
+        p[..., :zeros] = 0.0
+        p /= p.sum(axis=-1, keepdims=True)
+    if one_hot:
+        p[0] = 0.0
+        p[0, ..., -1] = 1.0
+    label = f"{shape_text(shape)} distributions along the last axis"
+    label += f" with {zeros} zero probabilities per row" if zeros else ""
+    label += ", the first one-hot" if one_hot else ""
+    return Trial(label, (p,))
+
+
+def _entropy(p):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
+
+
+def check_entropy(your_function):
+    """Exercise 6: your_function(p) = -Σ p log p along the last axis, in nats, 0 log 0 = 0."""
+    rng = fresh_rng()
+    trials = [_distribution_trial(rng, (4, 6), zeros=2),
+              _distribution_trial(rng, (5,)),
+              _distribution_trial(rng, (2, 3, 7), zeros=1),
+              _distribution_trial(rng, (3, 5), one_hot=True)]
+    return judge(
+        your_function, trials, _entropy, what="entropy",
+        success="your entropies equal -Σ p log p in nats, with 0 log 0 = 0.",
+        hints=[(lambda p: -np.sum(p * np.log(p), axis=-1), "a zero probability gives "
+                "0 · log 0 = 0 · (-inf) = nan; its term is 0 (the limit of p log p)"),
+               (lambda p: _entropy(p) / np.log(2), "that is in bits (log base 2); the "
+                "exercise asks for nats, the natural log"),
+               (lambda p: -_entropy(p), "the sign: log p <= 0, so -Σ p log p >= 0")])
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

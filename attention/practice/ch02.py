@@ -6,12 +6,14 @@ or False. A check never raises because an answer is wrong, so a page can run an 
 starter and show the check's message.
 """
 
+import math
+
 import numpy as np
 
-from attention.multi_head import multi_head_attention
+from attention.masks import causal_mask
+from attention.multi_head import multi_head_attention, split_heads
 from attention.scaled_dot_product import attention
-from attention.self_attention import self_attention
-from attention.softmax import softmax
+from attention.practice.trials import Trial, difference, fresh_rng, judge, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
 
 
@@ -23,34 +25,50 @@ def _as_array(result, what):
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+def _weights_trial(rng, lead, n_q, n_k, d, masked="", dtype=np.float64):
+    q = rng.normal(size=lead + (n_q, d)).astype(dtype)
+    k = rng.normal(size=lead + (n_k, d)).astype(dtype)
+    kwargs, label = {}, f"q {shape_text(q.shape)} and k {shape_text(k.shape)} in {np.dtype(dtype).name}"
+    if masked:
+        mask = rng.random(size=(n_q, n_k)) < 0.7
+        if masked == "a fully masked row":
+            mask[0] = False
+        kwargs["mask"] = mask
+        label += f" with a random ({n_q}, {n_k}) mask" + (", its first row all False"
+                                                          if masked == "a fully masked row" else "")
+    return Trial(label, (q, k), kwargs, np.dtype(dtype))
+
+
+def _weights(q, k, mask=None):
+    v = np.zeros(k.shape[:-1] + (1,), k.dtype)
+    return attention(q, k, v, mask=mask, return_weights=True)[1]
+
+
 def check_attention_weights(your_function):
-    """Exercise 1: your_function(Q, K, scaled) = softmax(Q Kᵀ / √d_k), or softmax(Q Kᵀ)."""
-    rng = np.random.default_rng(2024)
-    Q, K = rng.normal(size=(6, 16)), rng.normal(size=(6, 16))
-    scores = Q @ K.T
-    expected = {True: softmax(scores / 4.0), False: softmax(scores)}
-    for scaled in (True, False):
-        got, problem = call(your_function, Q, K, scaled=scaled)
-        if problem is None:
-            got, problem = _as_array(got, f"attention_weights(Q, K, scaled={scaled})")
-        if problem:
-            return verdict(False, problem)
-        if got.shape != (6, 6):
-            return verdict(False, f"for Q and K of shape (6, 16) the weights should have shape (6, 6), got {got.shape}")
-        sums = got.sum(axis=-1)
-        if not np.allclose(sums, 1.0):
-            return verdict(False, f"with scaled={scaled} row 0 sums to {sums[0]:.3f}, not 1: apply softmax along the last axis (each query's row)")
-        if np.allclose(got, expected[scaled]):
-            continue
-        if scaled and np.allclose(got, expected[False]):
-            return verdict(False, "with scaled=True your weights are softmax(Q Kᵀ), unscaled: divide the scores by √d_k = 4.0 before the softmax")
-        if scaled and np.allclose(got, softmax(scores / 16.0)):
-            return verdict(False, "with scaled=True you divided the scores by d_k = 16; divide by √d_k = 4.0")
-        if not scaled and np.allclose(got, expected[True]):
-            return verdict(False, "with scaled=False your weights are still scaled: skip the division when scaled is False")
-        return verdict(False, f"with scaled={scaled} row 0 should be {np.round(expected[scaled][0], 2)}, got {np.round(got[0], 2)}")
-    peak = {s: expected[s].max(axis=-1).mean() for s in (True, False)}
-    return verdict(True, f"on this check's 6 tokens (d_k = 16) the largest weight per row averages {peak[False]:.2f} unscaled and {peak[True]:.2f} scaled.")
+    """Exercise 1: your_function(q, k, mask=None) = softmax(q kᵀ / √d_k) with masked keys
+    weighted 0, a row with no key allowed all 0, over any leading axes."""
+    rng = fresh_rng()
+    trials = [_weights_trial(rng, (), 5, 7, 16),
+              _weights_trial(rng, (), 4, 6, 8, masked="random"),
+              _weights_trial(rng, (2, 3), 5, 5, 32, masked="random"),
+              _weights_trial(rng, (2,), 4, 9, 4, dtype=np.float32),
+              _weights_trial(rng, (), 3, 5, 8, masked="a fully masked row")]
+    d_of = lambda q: q.shape[-1]  # noqa: E731
+    return judge(
+        your_function, trials, _weights, what="attention_weights",
+        success="your weights equal those of attention.attention (as PyTorch's SDPA: a "
+                "row with every key masked is all 0).",
+        hints=[(lambda q, k, mask=None: _weights(q * math.sqrt(d_of(q)), k, mask),
+                "the scores are not scaled: divide q kᵀ by √d_k (d_k = q.shape[-1])"),
+               (lambda q, k, mask=None: _weights(q / math.sqrt(d_of(q)), k, mask),
+                "you divided by d_k; divide by √d_k"),
+               (lambda q, k, mask=None: _weights(q * math.sqrt(d_of(q)) / 4.0, k, mask),
+                "you divided by 4.0, the √d_k of one example; use √d_k of the q you are "
+                "given"),
+               (lambda q, k, mask=None: _weights(q, k, None if mask is None else ~mask),
+                "True in the mask means 'may attend'; you blocked the True keys"),
+               (lambda q, k, mask=None: _weights(q, k, None),
+                "the mask is ignored: give the blocked keys a score of -inf")])
 
 
 # Exercise 2 ---------------------------------------------------------------------------
@@ -71,8 +89,13 @@ def check_padding_mask(your_function):
     The mask must broadcast against scores of shape (batch, heads, n_q, n_k) so that no
     query of any head attends to a <pad> key.
     """
-    rng = np.random.default_rng(7)
-    for batch in _PADDING_BATCHES:
+    rng = fresh_rng()
+    words = [f"w{i}" for i in range(40)]
+    lengths = rng.integers(1, 7, size=3)
+    lengths[0] = 6  # one sequence without padding
+    random_batch = [[str(w) for w in rng.choice(words, size=n)] + [PAD] * (6 - n)
+                    for n in lengths]
+    for batch in _PADDING_BATCHES + [random_batch]:
         B, n, h, d = len(batch), len(batch[0]), 2, 4
         real = np.array([[tok != PAD for tok in seq] for seq in batch])  # (B, n)
         mask, problem = call(your_function, batch)
@@ -111,59 +134,148 @@ def check_padding_mask(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
-def check_permutation_test(your_function):
-    """Exercise 3: your_function(X, W_q, W_k, W_v, perm, causal) -> bool.
+def _masked_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
+    q, k = rng.normal(size=lead + (n_q, d)), rng.normal(size=lead + (n_k, d))
+    v = rng.normal(size=lead + (n_k, d_v))
+    mask = rng.random(size=(n_q, n_k)) < 0.6
+    mask[:, 0], mask[:, -1] = True, False  # every query sees a key and misses one
+    return Trial(f"q {shape_text(q.shape)}, k {shape_text(k.shape)} and a random "
+                 f"({n_q}, {n_k}) mask in {np.dtype(dtype).name}",
+                 tuple(a.astype(dtype) for a in (q, k, v)) + (mask,), {}, np.dtype(dtype))
 
-    True iff permuting the tokens permutes the outputs the same way:
-    self_attention(X[perm]) == self_attention(X)[perm]. It should say True without a mask
-    and False with the causal mask.
-    """
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(5, 8))
-    W_q, W_k, W_v = (rng.normal(size=(8, 4)) for _ in range(3))
-    perm = np.array([1, 2, 0, 4, 3])  # a 3-cycle and a swap: its inverse is a different permutation
-    identity = np.arange(5)
-    # The identity "shuffle" moves nothing, so even with the causal mask the outputs match:
-    # an answer that only looks at `causal` (say, `return not causal`) says False there.
-    cases = ((perm, False, True), (perm, True, False), (identity, True, True))
-    for perm, causal, expected in cases:
-        got, problem = call(your_function, X, W_q, W_k, W_v, perm, causal=causal)
-        if problem:
-            return verdict(False, problem)
-        if not isinstance(got, (bool, np.bool_)):
-            return verdict(False, f"return True or False, got a value of type {type(got).__name__}" + (f" with shape {got.shape}" if hasattr(got, "shape") else ""))
-        if bool(got) != expected:
-            if not causal:
-                return verdict(False, f"without a mask your test says {bool(got)} for perm {perm}, but the outputs do move with the tokens: which row of the original output belongs to row i of the permuted one?")
-            if expected:
-                return verdict(False, f"with the causal mask and the identity perm {perm} (nothing moves) your test says False, but the outputs are equal: compare the outputs, do not decide from `causal` alone")
-            return verdict(False, f"with the causal mask your test says {bool(got)}, but the first token now sees different tokens, so the outputs cannot simply move")
-    return verdict(True, "without a mask the outputs move with the tokens; with the causal mask they do not.")
+
+def check_masked_attention(your_function):
+    """Exercise 3: your_function(q, k, v, mask) = attention with a boolean mask, True =
+    may attend (the convention of PyTorch's scaled_dot_product_attention)."""
+    rng = fresh_rng()
+    trials = [_masked_trial(rng, (), 4, 6, 8, 3), _masked_trial(rng, (2, 3), 5, 5, 8, 4),
+              _masked_trial(rng, (2,), 3, 7, 4, 2, np.float32)]
+    return judge(
+        your_function, trials, lambda q, k, v, mask: attention(q, k, v, mask=mask),
+        what="masked_attention",
+        success="your output equals attention.attention with the mask (True = may attend).",
+        hints=[(lambda q, k, v, mask: attention(q, k, v, mask=~mask),
+                "each query attends to exactly the keys the mask blocks: the mask is "
+                "inverted (True means 'may attend', so give -inf where it is False)")])
 
 
 # Exercise 4 ---------------------------------------------------------------------------
 
 def check_multi_head_scale(your_function):
     """Exercise 4: your_function(x, W_q, W_k, W_v, W_o, n_heads) must match multi-head attention."""
-    rng = np.random.default_rng(11)
-    x = rng.normal(size=(6, 16))
-    W = [rng.normal(size=(16, 16)) * 0.5 for _ in range(4)]
+    rng = fresh_rng()
     results = {}
-    for n_heads in (1, 4):
+    for n, d_model, n_heads in ((6, 16, 1), (7, 16, 4), (5, 24, 3), (4, 32, 8)):
+        x = rng.normal(size=(n, d_model))
+        W = [rng.normal(size=(d_model, d_model)) * 0.5 for _ in range(4)]
         got, problem = call(your_function, x, *W, n_heads)
         if problem is None:
             got, problem = _as_array(got, "your function")
         if problem:
-            return verdict(False, problem)
+            return verdict(False, f"with {n_heads} heads: {problem}")
         expected = multi_head_attention(x, *W, n_heads)
         if got.shape != expected.shape:
             return verdict(False, f"with x of shape {x.shape} the output should have shape {expected.shape}, got {got.shape}")
-        results[n_heads] = float(np.max(np.abs(got - expected)))
-    if results[4] <= 1e-10 and results[1] <= 1e-10:
-        return verdict(True, "with 4 heads your output matches multi_head_attention (each head scaled by √d_head = 2.0).")
-    if results[1] <= 1e-10:
-        return verdict(False, f"one head matches, but with 4 heads (d_head = 4) your output is off by up to {results[4]:.2f}: which length should the scores be scaled by?")
-    return verdict(False, f"even with one head your output is off by up to {results[1]:.2f}")
+        results[n_heads] = difference(got, expected)
+    if not any(results.values()):
+        return verdict(True, "with 1, 3, 4 and 8 heads on random inputs your output matches "
+                             "multi_head_attention (each head scaled by √d_head).")
+    if results[1] is None:
+        wrong = next(h for h, why in results.items() if why)
+        return verdict(False, f"one head matches, but with {wrong} heads your output differs "
+                              "(" + results[wrong] + "): which length should the scores be "
+                              "scaled by?")
+    return verdict(False, f"even with one head: {results[1]}")
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _heads_trial(rng, lead, n, d_model, n_heads, dtype=np.float64):
+    x = rng.normal(size=lead + (n, d_model)).astype(dtype)
+    return Trial(f"x {shape_text(x.shape)} in {n_heads} heads", (x, n_heads), {},
+                 np.dtype(dtype))
+
+
+def check_split_heads(your_function):
+    """Exercise 5: your_function(x, n_heads): (..., n, d_model) -> (..., h, n, d_head)."""
+    rng = fresh_rng()
+    trials = [_heads_trial(rng, (), 5, 12, 3), _heads_trial(rng, (2,), 7, 16, 4),
+              _heads_trial(rng, (2, 3), 3, 10, 2, np.float32)]
+
+    def reshaped_only(x, n_heads):
+        *lead, n, d = x.shape
+        return x.reshape(*lead, n_heads, n, d // n_heads)
+
+    return judge(
+        your_function, trials, split_heads, what="split_heads",
+        success="your heads equal the package's split_heads: head h holds features "
+                "h·d_head to (h + 1)·d_head - 1 of every token.",
+        hints=[(reshaped_only, "a reshape straight to (..., h, n, d_head) mixes tokens "
+                "into heads: reshape to (..., n, h, d_head) first, then swap the n and h "
+                "axes")])
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def _gqa_trial(rng, batch, h, h_kv, n_q, n_k, d, dtype=np.float64):
+    q = rng.normal(size=(batch, h, n_q, d)).astype(dtype)
+    k = rng.normal(size=(batch, h_kv, n_k, d)).astype(dtype)
+    v = rng.normal(size=(batch, h_kv, n_k, d)).astype(dtype)
+    return Trial(f"{h} query heads sharing {h_kv} key heads, q {shape_text(q.shape)} "
+                 f"and k {shape_text(k.shape)}", (q, k, v), {}, np.dtype(dtype))
+
+
+def _gqa(q, k, v):
+    group = q.shape[-3] // k.shape[-3]
+    return attention(q, np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3))
+
+
+def check_gqa_attention(your_function):
+    """Exercise 6: your_function(q, k, v) = grouped-query attention: query head i uses
+    key head i // (h / h_kv)."""
+    rng = fresh_rng()
+    trials = [_gqa_trial(rng, 1, 4, 2, 5, 5, 8), _gqa_trial(rng, 2, 6, 3, 3, 7, 4),
+              _gqa_trial(rng, 2, 8, 1, 4, 4, 8), _gqa_trial(rng, 1, 4, 4, 3, 6, 4, np.float32)]
+
+    def tiled(q, k, v):
+        group = q.shape[-3] // k.shape[-3]
+        return attention(q, np.tile(k, (1, group, 1, 1)), np.tile(v, (1, group, 1, 1)))
+
+    return judge(
+        your_function, trials, _gqa, what="gqa_attention",
+        success="your output equals attention with each key head repeated for its "
+                "group of query heads (Hugging Face's repeat_kv).",
+        hints=[(tiled, "np.tile cycles the key heads (0, 1, 0, 1): query heads 0 and 1 "
+                "share key head 0, so repeat each key head in place, np.repeat(k, group, "
+                "axis=-3)")])
+
+
+# Exercise 7 ---------------------------------------------------------------------------
+
+def check_causal_mask(your_function):
+    """Exercise 7: your_function(n_q, n_k) = the bottom-right causal mask, True = may attend."""
+    rng = fresh_rng()
+    sizes = [(4, 4), (2, 6), (1, 5), (5, 9)] + [
+        (int(n_q), int(n_q + extra)) for n_q, extra in rng.integers(1, 9, size=(4, 2))]
+    for n_q, n_k in sizes:
+        got, problem = call(your_function, n_q, n_k)
+        expected = causal_mask(n_q, n_k)
+        label = f"for n_q = {n_q} and n_k = {n_k}"
+        if problem is None:
+            got, problem = _as_array(got, "causal_mask")
+        if problem is None and got.dtype != np.bool_:
+            problem = f"the mask has dtype {got.dtype}; it must be boolean (True = may attend)"
+        if problem is None and got.shape != expected.shape:
+            problem = f"the mask should have shape ({n_q}, {n_k}), got {got.shape}"
+        if problem is None and not np.array_equal(got, expected):
+            i, j = (int(a) for a in np.argwhere(got != expected)[0])
+            problem = (f"query {i} sits at position n_k - n_q + i = {n_k - n_q + i} (the "
+                       f"queries are the last n_q tokens) and {'may' if expected[i, j] else 'may not'} "
+                       f"see key {j}; your mask says the opposite")
+        if problem:
+            return verdict(False, f"{label}: {problem}")
+    return verdict(True, "on 4 chosen and 4 random sizes your mask is the bottom-right causal "
+                         "mask a decoder with a cache needs.")
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

@@ -1,126 +1,101 @@
 """Self-checks for the practice exercises of chapter 3 (the transformer block).
 
-Each check calls the reader's function on data of its own, prints one verdict ("✓ Correct:
-..." or "✗ Not yet: ..." saying what is wrong) and returns True or False. A check never
-raises: a reader's exception, a wrong shape or a wrong type is a verdict too.
+Each check draws random inputs at every call (batch axes, float32 and float64, rows of
+tiny values, random bases and positions), calls the reader's function through
+``attention.practice.verdict.call`` and compares with the package's implementation
+(checked against PyTorch and Hugging Face in the tests). It prints one verdict and
+returns True or False; it never raises, whatever the answer.
 """
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
-from attention.blocks import attention_layer, gpt2_block
-from attention.feed_forward import mlp
+from attention.feed_forward import gelu, swiglu
 from attention.model import ModelConfig
 from attention.norms import layer_norm, rms_norm
 from attention.parameters import count_parameters
+from attention.positions import rope, sinusoidal_positions
+from attention.practice.trials import Trial, fresh_rng, judge, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
 
 
-def _array(result, what, shape):
-    """(array, None) or (None, a failure line)."""
-    if result is None:
-        return None, f"{what} returned None; return a NumPy array"
-    try:
-        result = np.asarray(result, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None, f"{what} returned {type(result).__name__}, not an array of numbers"
-    if result.shape != shape:
-        return None, f"{what} should have shape {shape}, got {result.shape}"
-    return result, None
+def _norm_trial(rng, shape, dtype=np.float64, tiny=False, shift=0.0, eps=1e-5):
+    x = rng.normal(size=shape) + shift
+    if tiny:
+        x[..., 0, :] *= 1e-3  # the first row: values near 1e-3, where eps matters
+    weight = 1.0 + 0.5 * rng.normal(size=shape[-1])
+    bias = 0.1 * rng.normal(size=shape[-1])
+    label = f"x {shape_text(shape)} in {np.dtype(dtype).name}"
+    label += ", its first row near 1e-3" if tiny else ""
+    label += f", around {shift:g}" if shift else ""
+    return Trial(label, (x.astype(dtype), weight.astype(dtype)), {"eps": eps},
+                 np.dtype(dtype)), bias.astype(dtype)
 
 
-def _close(a, b):
-    return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12))
-
-
-# Exercise 1: RMSNorm from its formula ----------------------------------------------------
+# Exercise 1 ---------------------------------------------------------------------------
 
 def check_rms_norm(your_function):
-    """Exercise 1: your_function(x, weight, eps) = x / sqrt(mean(x²) + eps) * weight."""
-    try:
-        return _check_rms_norm(your_function)
-    except Exception as error:  # a check never raises
-        return verdict(False, f"the check could not use your answer: {type(error).__name__}: {error}")
+    """Exercise 1: your_function(x, weight, eps) = x / sqrt(mean(x²) + eps) * weight over
+    the last axis, for any leading axes."""
+    rng = fresh_rng()
+    trials = [_norm_trial(rng, (3, 8), tiny=True)[0], _norm_trial(rng, (2, 4, 6), eps=1e-6)[0],
+              _norm_trial(rng, (5, 7), np.float32)[0], _norm_trial(rng, (4, 5), shift=3.0)[0]]
+
+    def reference(x, weight, eps):
+        return rms_norm(x, weight, eps=eps)
+
+    ms = lambda x, axis=-1: np.mean(x * x, axis=axis, keepdims=True)  # noqa: E731
+    return judge(
+        your_function, trials, reference, what="rms_norm",
+        success="your RMSNorm equals the package's (and nn.RMSNorm's).",
+        hints=[(lambda x, weight, eps: x * weight, "nothing is normalised yet: divide each "
+                "row by its root mean square, sqrt(mean(x²) + eps)"),
+               (lambda x, weight, eps: rms_norm(x, weight, eps=0.0), "eps is missing: add it "
+                "to the mean of squares, inside the square root"),
+               (lambda x, weight, eps: x / (np.sqrt(ms(x)) + eps) * weight, "eps belongs "
+                "inside the square root, sqrt(mean(x²) + eps), not added after it"),
+               (lambda x, weight, eps: rms_norm(x, np.ones_like(weight), eps=eps), "the rows "
+                "have root mean square 1, but the gain is missing: multiply by weight"),
+               (lambda x, weight, eps: layer_norm(x, weight, eps=eps), "you subtracted the "
+                "mean: that is LayerNorm; RMSNorm divides x itself by its root mean square"),
+               (lambda x, weight, eps: x / np.sqrt(ms(x, 0) + eps) * weight, "you averaged "
+                "over axis 0; average each token's own features, the last axis"),
+               (lambda x, weight, eps: x / np.sqrt(ms(x, 1) + eps) * weight, "you averaged "
+                "over axis 1; average each token's own features, the last axis")])
 
 
-def _check_rms_norm(your_function):
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=(3, 8)) * np.array([[1.0], [5.0], [1e-3]])  # row 2: tiny values
-    x[1] += 2.0  # row 1: a mean far from zero
-    weight = 1.0 + 0.5 * rng.normal(size=8)
-    eps = 1e-6
-    got, problem = call(your_function, x, weight, eps)
-    if problem is None:
-        got, problem = _array(got, "rms_norm_from_formula(x, weight, eps)", x.shape)
-    if problem:
-        return verdict(False, problem)
-    if _close(got, rms_norm(x, weight, eps=eps)):
-        return verdict(True, "your RMSNorm equals the package's (and nn.RMSNorm's) on every row, the tiny one included.")
-    wrong = [
-        (x * weight,
-         "nothing is normalised yet: divide each row by its root mean square, sqrt(mean(x²) + eps)"),
-        (rms_norm(x, weight, eps=0.0),
-         "row 2 (values near 1e-3) is off: eps is missing; add it to the mean of squares, inside the square root"),
-        (x / (np.sqrt((x * x).mean(-1, keepdims=True)) + eps) * weight,
-         "row 2 (values near 1e-3) is off: eps belongs inside the square root, sqrt(mean(x²) + eps), not added after it"),
-        (rms_norm(x, np.ones(8), eps=eps),
-         "the rows have root mean square 1, but the gain is missing: multiply by weight"),
-        (layer_norm(x, weight, eps=eps),
-         "you subtracted the mean: that is LayerNorm; RMSNorm divides x itself by its root mean square"),
-        (x / np.sqrt((x * x).mean(0, keepdims=True) + eps) * weight,
-         "you averaged over the tokens (axis 0); average each token's own features, the last axis"),
-    ]
-    for answer, message in wrong:
-        if _close(got, answer):
-            return verdict(False, message)
-    expected = rms_norm(x, weight, eps=eps)
-    return verdict(False, f"row 0 should be {np.round(expected[0], 3)}, got {np.round(got[0], 3)}")
+# Exercise 2 ---------------------------------------------------------------------------
+
+def _rope_trial(rng, lead, n, d_head, dtype=np.float64, offset=0, base=10000.0):
+    x = rng.normal(size=lead + (n, d_head)).astype(dtype)
+    positions = np.arange(offset, offset + n)
+    return Trial(f"x {shape_text(x.shape)} in {np.dtype(dtype).name}, positions {offset}.."
+                 f"{offset + n - 1}, base {base:g}", (x, positions), {"base": base},
+                 np.dtype(dtype))
 
 
-# Exercise 2: RoPE for one pair --------------------------------------------------------------
-
-_PAIR_CASES = [(0.8, -0.3, 7, 0, 8), (0.8, -0.3, 7, 3, 8), (1.0, 0.0, 100, 1, 4),
-               (-0.4, 0.9, 2500, 5, 16)]
-
-
-def _rotate(a, b, position, i, d_head, base=10000.0, sign=1.0, two=2):
-    angle = sign * position * base ** (-two * i / d_head)
-    return a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)
-
-
-def check_rotate_pair(your_function):
-    """Exercise 2: your_function(a, b, position, i, d_head) rotates pair i by position·θ_i."""
-    try:
-        return _check_rotate_pair(your_function)
-    except Exception as error:
-        return verdict(False, f"the check could not use your answer: {type(error).__name__}: {error}")
-
-
-def _check_rotate_pair(your_function):
-    for a, b, position, i, d_head in _PAIR_CASES:
-        what = f"rotate_pair({a}, {b}, position={position}, i={i}, d_head={d_head})"
-        got, problem = call(your_function, a, b, position, i, d_head)
-        if problem:
-            return verdict(False, problem)
-        try:
-            ga, gb = (float(v) for v in got)
-        except (TypeError, ValueError):
-            return verdict(False, f"{what} should return two numbers (a', b'), got {got!r}")
-        expected = _rotate(a, b, position, i, d_head)
-        if np.allclose((ga, gb), expected, rtol=1e-9, atol=1e-12):
-            continue
-        if position and np.allclose((ga, gb), (a, b)):
-            return verdict(False, f"{what} returned the pair unchanged: rotate it by the angle position · base^(-2i/d_head)")
-        if np.allclose((ga, gb), _rotate(a, b, position, i, d_head, sign=-1.0)):
-            return verdict(False, f"{what} rotates the wrong way: a' = a cos − b sin, b' = a sin + b cos")
-        if np.allclose((ga, gb), _rotate(a, b, position, i, d_head, two=1)):
-            return verdict(False, f"{what}: the frequency of pair i is base^(-2i/d_head); you used base^(-i/d_head)")
-        if np.allclose((ga, gb), _rotate(a, b, position, -i, d_head)):
-            return verdict(False, f"{what}: the exponent is negative, θ_i = base^(-2i/d_head): later pairs turn slower")
-        return verdict(False, f"{what} should be ({expected[0]:.4f}, {expected[1]:.4f}), got ({ga:.4f}, {gb:.4f})")
-    return verdict(True, "each pair turns by position · base^(-2i/d_head), in the direction RoPE uses.")
+def check_rope(your_function):
+    """Exercise 2: your_function(x, positions, base) = RoPE in the split-halves layout
+    (pair i = features i and i + d_head/2), over any leading axes."""
+    rng = fresh_rng()
+    trials = [_rope_trial(rng, (), 5, 8), _rope_trial(rng, (2, 3), 4, 16, offset=100,
+                                                      base=500000.0),
+              _rope_trial(rng, (2,), 6, 6, np.float32, offset=7, base=100.0),
+              _rope_trial(rng, (1, 2), 3, 32, offset=4000)]
+    return judge(
+        your_function, trials, lambda x, positions, base: rope(x, positions, base=base),
+        what="rope", success="your rotation equals the package's RoPE (Hugging Face's "
+                             "rotate_half layout), for the base given.",
+        hints=[(lambda x, positions, base: rope(x, positions, base=base, layout="interleaved"),
+                "that is the interleaved layout, pairs (2i, 2i + 1); this one pairs feature i "
+                "with feature i + d_head/2"),
+               (lambda x, positions, base: rope(x, positions),
+                "the angles ignore the base you are given: θ_i = base^(-2i/d_head)"),
+               (lambda x, positions, base: rope(x, -positions, base=base),
+                "you rotated the wrong way: (a, b) -> (a cos t - b sin t, a sin t + b cos t)"),
+               (lambda x, positions, base: rope(x, positions - positions[0], base=base),
+                "the positions start at 0 in your rotation; use the positions given")])
 
 
 # Exercise 3: a parameter count --------------------------------------------------------------
@@ -150,8 +125,22 @@ def check_llama_count(your_function):
         return verdict(False, f"the check could not use your answer: {type(error).__name__}: {error}")
 
 
+def _random_configs(rng, count=2):
+    found = []
+    for _ in range(count):
+        n_kv = int(rng.choice([1, 2, 4]))
+        n_heads = n_kv * int(rng.choice([1, 2, 3]))
+        d_model = n_heads * int(rng.choice([8, 16]))
+        found.append(ModelConfig(arch="llama", vocab_size=int(rng.integers(100, 2000)),
+                                 d_model=d_model, n_layers=int(rng.integers(1, 5)),
+                                 n_heads=n_heads, n_kv_heads=n_kv,
+                                 d_ff=int(rng.integers(2, 6)) * d_model, max_positions=64,
+                                 tie_embeddings=bool(rng.random() < 0.5)))
+    return found
+
+
 def _check_llama_count(your_function):
-    for c in _COUNT_CONFIGS:
+    for c in _COUNT_CONFIGS + _random_configs(fresh_rng()):
         what = (f"for d_model={c.d_model}, {c.n_layers} layers, {c.n_heads} heads, "
                 f"{c.n_kv_heads} KV heads, d_ff={c.d_ff}, tied={c.tie_embeddings}")
         got, problem = call(your_function, c)
@@ -171,87 +160,115 @@ def _check_llama_count(your_function):
         if got == _llama_count(c, mlp_matrices=2):
             return verdict(False, f"{what}: SwiGLU has three matrices (W_gate, W_up, W_down), not two")
         return verdict(False, f"{what} the count is {expected:,}, got {got:,} (off by {got - expected:+,})")
-    return verdict(True, f"Llama 3 8B has {count_parameters(_COUNT_CONFIGS[0])['total']:,} parameters, and your count agrees on all three configurations.")
+    return verdict(True, f"Llama 3 8B has {count_parameters(_COUNT_CONFIGS[0])['total']:,} parameters, and your count agrees on three chosen and two random configurations.")
 
 
-# Exercise 4: find the bug in a block --------------------------------------------------------
+# Exercise 4 ---------------------------------------------------------------------------
 
-def _block_case():
-    rng = np.random.default_rng(4)
-    d, n_heads, d_ff, n = 16, 4, 64, 6
-    p = {}
-    for name in ("q", "k", "v", "o"):
-        p[f"attn.W_{name}"] = rng.normal(size=(d, d)) / math.sqrt(d)
-        p[f"attn.b_{name}"] = 0.1 * rng.normal(size=d)
-    p["mlp.W_in"], p["mlp.b_in"] = rng.normal(size=(d, d_ff)) / 4, 0.1 * rng.normal(size=d_ff)
-    p["mlp.W_out"], p["mlp.b_out"] = rng.normal(size=(d_ff, d)) / 8, 0.1 * rng.normal(size=d)
-    for i in (1, 2):
-        p[f"norm{i}.weight"] = 1 + 0.3 * rng.normal(size=d)
-        p[f"norm{i}.bias"] = 0.3 * rng.normal(size=d)
-    x = 3.0 * rng.normal(size=(2, n, d)) + 1.0  # (batch, n, d_model): not normalised
-    return x, p, n_heads
+def check_layer_norm(your_function):
+    """Exercise 4: your_function(x, weight, bias, eps) = LayerNorm over the last axis, with
+    the biased variance and eps inside the square root (PyTorch's nn.LayerNorm)."""
+    rng = fresh_rng()
+    made = [_norm_trial(rng, (3, 8), tiny=True), _norm_trial(rng, (2, 3, 5)),
+            _norm_trial(rng, (4, 6), np.float32), _norm_trial(rng, (3, 4), shift=100.0)]
+    trials = []
+    for trial, bias in made:
+        x, weight = trial.args
+        trial.args = (x, weight, bias)
+        trials.append(trial)
 
+    def reference(x, weight, bias, eps):
+        return layer_norm(x, weight, bias, eps=eps)
 
-def _wrong_blocks(x, p, n_heads):
-    """Plausible wrong blocks, and what each one gets wrong."""
-    def ln(h, i):
-        return layer_norm(h, p[f"norm{i}.weight"], p[f"norm{i}.bias"])
+    def bessel(x, weight, bias, eps):
+        mean = x.mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(x.var(-1, ddof=1, keepdims=True) + eps) * weight + bias
 
-    def attn(h):
-        return attention_layer(h, p, n_heads=n_heads)
+    def eps_outside(x, weight, bias, eps):
+        mean = x.mean(-1, keepdims=True)
+        return (x - mean) / (x.std(-1, keepdims=True) + eps) * weight + bias
 
-    def ff(h):
-        return mlp(h, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"], p["mlp.b_out"],
-                   activation="gelu_tanh")
-
-    h = ln(x, 1)
-    from_norm = h + attn(h)
-    yield (from_norm + ff(ln(from_norm, 2)),
-           "the first residual adds the attention output to layer_norm(x), not to x: the stream must carry x itself")
-    both = ln(from_norm, 2)
-    yield (both + ff(both),
-           "both residuals add to a normalised copy: the stream must carry x itself, the branches read the norm")
-    post = ln(x + attn(x), 1)
-    yield (ln(post + ff(post), 2),
-           "that is a post-LN block, norm(x + f(x)); GPT-2 is pre-LN: x + f(norm(x))")
-    mid = x + attn(h)
-    yield (ff(ln(mid, 2)),
-           "the MLP's residual is missing: add its output to the stream")
+    return judge(
+        your_function, trials, reference, what="layer_norm",
+        success="your LayerNorm equals nn.LayerNorm's (biased variance, eps inside the "
+                "square root).",
+        hints=[(bessel, "the variance is divided by d - 1 (Bessel's correction, "
+                "np.var(ddof=1) or torch.var's default); LayerNorm divides by d"),
+               (eps_outside, "eps is added to the standard deviation; it belongs inside the "
+                "square root, sqrt(var + eps)")])
 
 
-def check_block(your_function):
-    """Exercise 4: your_function(x, p, n_heads) = GPT-2's pre-LN block."""
-    try:
-        return _check_block(your_function)
-    except Exception as error:
-        return verdict(False, f"the check could not use your answer: {type(error).__name__}: {error}")
+# Exercise 5 ---------------------------------------------------------------------------
+
+def check_gelu_tanh(your_function):
+    """Exercise 5: your_function(x) = GELU's tanh approximation (GPT-2's gelu_new)."""
+    rng = fresh_rng()
+    trials = [Trial("x (4, 6) in float64", (rng.normal(size=(4, 6)) * 3,)),
+              Trial("x (2, 3, 5) in float32", ((rng.normal(size=(2, 3, 5)) * 3).astype(
+                  np.float32),), {}, np.dtype(np.float32)),
+              Trial("x (7,) far from 0 (±30)", (rng.choice([-1.0, 1.0], size=7) * 30
+                                                + rng.normal(size=7),))]
+    return judge(
+        your_function, trials, lambda x: gelu(x, approximate="tanh"), what="gelu_tanh",
+        success="your GELU equals the tanh approximation GPT-2 uses (PyTorch's "
+                "approximate='tanh').",
+        hints=[(lambda x: gelu(x), "that is the exact GELU, x Φ(x) with erf; this one is "
+                "0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))), which differs by up to about "
+                "5e-4"),
+               (lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * x)),
+                "the cubic term 0.044715 x³ is missing inside the tanh"),
+               (lambda x: x / (1 + np.exp(-1.702 * x)), "that is the sigmoid approximation "
+                "x σ(1.702 x); this one uses tanh")])
 
 
-def _check_block(your_function):
-    x, p, n_heads = _block_case()
-    config = SimpleNamespace(n_heads=n_heads, norm_eps=1e-5)
-    expected = gpt2_block(x, p, config, None)
-    got, problem = call(your_function, x, p, n_heads)
-    if problem is None:
-        got, problem = _array(got, "block(x, p, n_heads)", x.shape)
-    if problem:
-        return verdict(False, problem)
-    if _close(got, expected):
-        return verdict(True, "the residual stream now carries x itself; each branch reads a normalised copy and adds its result.")
-    for answer, message in _wrong_blocks(x, p, n_heads):
-        if _close(got, answer):
-            return verdict(False, message)
-    # Causality: changing the last token must not change the earlier outputs.
-    changed = x.copy()
-    changed[:, -1] = changed[:, -1, ::-1]  # a different last token (not a shift: LN removes it)
-    got2, problem = call(your_function, changed, p, n_heads)
-    if problem is None and np.shape(got2) == x.shape:
-        if not _close(np.asarray(got2)[:, :-1], got[:, :-1]):
-            return verdict(False, "changing the last token changes the outputs of earlier tokens: the attention must be causal")
-    scale = np.abs(expected).max()
-    diff = np.abs(got - expected).max()
-    return verdict(False, f"your block's output is off by up to {diff:.2f} (outputs are of size {scale:.1f}): "
-                          "follow one token's path from x to the output; what does the residual connection add the branch to?")
+# Exercise 6 ---------------------------------------------------------------------------
+
+def _ffn_trial(rng, lead, d_model, d_ff, dtype=np.float64):
+    x = rng.normal(size=lead + (d_model,)).astype(dtype)
+    W = [(rng.normal(size=s) / math.sqrt(s[0])).astype(dtype)
+         for s in ((d_model, d_ff), (d_model, d_ff), (d_ff, d_model))]
+    return Trial(f"x {shape_text(x.shape)} with d_ff = {d_ff} in {np.dtype(dtype).name}",
+                 (x, *W), {}, np.dtype(dtype))
+
+
+def check_swiglu(your_function):
+    """Exercise 6: your_function(x, W_gate, W_up, W_down) = (silu(x W_gate) * x W_up) W_down."""
+    rng = fresh_rng()
+    trials = [_ffn_trial(rng, (5,), 8, 24), _ffn_trial(rng, (2, 3), 6, 16),
+              _ffn_trial(rng, (4,), 8, 20, np.float32)]
+    silu = lambda z: z / (1 + np.exp(-z))  # noqa: E731
+    return judge(
+        your_function, trials, swiglu, what="swiglu",
+        success="your SwiGLU equals Llama's MLP (the package's swiglu, checked against "
+                "Hugging Face).",
+        hints=[(lambda x, g, u, dn: (silu(x @ u) * (x @ g)) @ dn, "the gate and the up "
+                "projection are swapped: silu goes on x W_gate"),
+               (lambda x, g, u, dn: (np.maximum(x @ g, 0) * (x @ u)) @ dn, "that is ReGLU "
+                "(a ReLU gate); SwiGLU's gate is silu(z) = z σ(z)"),
+               (lambda x, g, u, dn: silu((x @ g) * (x @ u)) @ dn, "silu applies to the gate "
+                "x W_gate alone, before the product")])
+
+
+# Exercise 7 ---------------------------------------------------------------------------
+
+def check_sinusoidal(your_function):
+    """Exercise 7: your_function(n, d_model, base) = the sinusoidal encodings, (n, d_model):
+    sin in the even features, cos in the odd ones. (No random numbers: the inputs are
+    sizes, and four sizes and bases the reader is not shown catch a hard-coded table.)"""
+    cases = [(6, 8, 10000.0), (5, 10, 10000.0), (7, 12, 100.0), (9, 6, 500.0)]
+    trials = [Trial(f"n = {n}, d_model = {d}, base = {b:g}", (n, d, b)) for n, d, b in cases]
+
+    def halves(n, d_model, base):
+        pe = sinusoidal_positions(n, d_model, base)
+        return np.concatenate([pe[:, 0::2], pe[:, 1::2]], axis=-1)
+
+    return judge(
+        your_function, trials, sinusoidal_positions, what="sinusoidal",
+        success="your encodings equal the package's (Vaswani et al., section 3.5).",
+        hints=[(halves, "all the sines come first, then all the cosines; the paper "
+                "interleaves them: sin in feature 2i, cos in feature 2i + 1"),
+               (lambda n, d, b: sinusoidal_positions(n, d), "the frequencies ignore the base "
+                "you are given")])
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

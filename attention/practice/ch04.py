@@ -9,8 +9,9 @@ starter and show the check's message.
 import numpy as np
 
 from attention.kv_cache import kv_cache_bytes, sliding_window_mask
+from attention.practice.trials import Trial, fresh_rng, judge, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
-from attention.sampling import filter_top_p, probabilities
+from attention.sampling import filter_min_p, filter_top_k, filter_top_p, probabilities
 from attention.scaled_dot_product import attention
 
 
@@ -29,8 +30,15 @@ def _array(got, shape, what):
 
 def check_top_p_filter(your_function):
     """Exercise 1: your_function(logits, p) keeps the nucleus, -inf elsewhere."""
-    rng = np.random.default_rng(4)
-    cases = [(rng.normal(size=10) * 2, p) for p in (0.5, 0.8, 0.95)]
+    rng = fresh_rng()
+    while True:  # first a row whose nucleus at p = 0.5 is exactly its 3 most likely tokens
+        first = rng.normal(size=10) * 1.5
+        top = np.sort(probabilities(first))[::-1]
+        if top[:2].sum() < 0.45 and top[:3].sum() > 0.55:
+            break
+    cases = [(first, 0.5)] + [(rng.normal(size=10) * 2, p) for p in (0.5, 0.8, 0.95)]
+    cases += [(rng.normal(size=int(rng.integers(5, 40))) * 3, float(rng.uniform(0.1, 0.99)))
+              for _ in range(3)]
     # Four equal logits: probabilities exactly 1/4, and 2 of them reach p = 0.5 exactly.
     # p = 0 must still keep the most likely token.
     cases += [(np.zeros(4), 0.5), (rng.normal(size=6), 0.0)]
@@ -51,6 +59,13 @@ def check_top_p_filter(your_function):
                                   f"{probs[kept].sum():.3f}); the nucleus is the {n_want} "
                                   f"most likely, the fewest whose mass reaches p "
                                   f"(at least one)")
+        removed = ~kept
+        if not np.all(np.isneginf(got[removed])):
+            bad = got[removed][~np.isneginf(got[removed])][0]
+            return verdict(False, f"with p = {p} a removed token holds {bad}; a removed "
+                                  "token's logit must be -inf, so that softmax gives it "
+                                  "probability exactly 0 (+inf or nan would win or poison "
+                                  "the softmax)")
         if not np.array_equal(got[kept], logits[kept]):
             return verdict(False, "the kept tokens should keep their logits unchanged "
                                   "(renormalising is softmax's job)")
@@ -62,39 +77,45 @@ def check_top_p_filter(your_function):
 
 def check_decode_step(your_function):
     """Exercise 2: your_function(q, k, v, k_cache, v_cache) -> (out, k_cache, v_cache)."""
-    rng = np.random.default_rng(6)
-    n_heads, n, d = 2, 5, 4
+    rng = fresh_rng()
+    for n_heads, n, d in ((2, 5, 4), (3, 8, 6)):
+        problem = _decode_once(your_function, rng, n_heads, n, d)
+        if problem:
+            return verdict(False, problem)
+    return verdict(True, "one new query against the cached keys plus its own gives "
+                         "the same output as recomputing the whole sequence.")
+
+
+def _decode_once(your_function, rng, n_heads, n, d):
     q_all, k_all, v_all = (rng.normal(size=(n_heads, n + 1, d)) for _ in range(3))
     want = attention(q_all, k_all, v_all, causal=True)[:, -1:]  # (n_heads, 1, d)
     args = (q_all[:, -1:], k_all[:, -1:], v_all[:, -1:], k_all[:, :-1], v_all[:, :-1])
     got, problem = call(your_function, *(a.copy() for a in args))
     if problem:
-        return verdict(False, problem)
+        return problem
     try:
         out, k_cache, v_cache = got
     except (TypeError, ValueError):
-        return verdict(False, f"return three things (out, k_cache, v_cache), got {got!r:.60}")
+        return f"return three things (out, k_cache, v_cache), got {type(got).__name__}"
     out, problem = _array(out, (n_heads, 1, d), "out")
     if problem:
-        return verdict(False, problem)
+        return problem
     if not np.allclose(out, want, atol=1e-12):
         seen = [j for j in range(1, n + 2)
                 if np.allclose(out, attention(q_all[:, -1:], k_all[:, :j], v_all[:, :j]))]
         if seen:
-            return verdict(False, f"your new token attended to the first {seen[0]} of the "
-                                  f"{n + 1} keys; it should see all {n + 1}: the {n} "
-                                  f"cached ones and its own")
-        return verdict(False, "out differs from the last row of causal attention over "
-                              "all six tokens (is the scale 1/sqrt(d_head)?)")
+            return (f"your new token attended to the first {seen[0]} of the {n + 1} "
+                    f"keys; it should see all {n + 1}: the {n} cached ones and its own")
+        return (f"out differs from the last row of causal attention over all {n + 1} "
+                "tokens (is the scale 1/sqrt(d_head)?)")
     for name, cache, full in (("k_cache", k_cache, k_all), ("v_cache", v_cache, v_all)):
         cache, problem = _array(cache, (n_heads, n + 1, d), f"the returned {name}")
         if problem:
-            return verdict(False, problem + " (the old cache plus the new token)")
+            return problem + " (the old cache plus the new token)"
         if not np.array_equal(cache, full):
-            return verdict(False, f"the returned {name} should be the old cache with the "
-                                  f"new token appended at the end, in order")
-    return verdict(True, "one new query against the cached keys plus its own gives "
-                         "the same output as recomputing the whole sequence.")
+            return (f"the returned {name} should be the old cache with the new token "
+                    "appended at the end, in order")
+    return None
 
 
 # Exercise 3 ---------------------------------------------------------------------------
@@ -108,6 +129,12 @@ def check_kv_cache_size(your_function):
         "Llama 3 70B": (80, 64, 8, 8192),
         "GPT-2 small": (12, 12, 12, 768),
     }
+    rng = fresh_rng()
+    for i in range(2):  # and two the reader has not seen
+        n_kv = int(rng.choice([1, 2, 4]))
+        n_heads = n_kv * int(rng.choice([2, 4]))
+        configs[f"a random configuration ({i + 1})"] = (
+            int(rng.integers(2, 40)), n_heads, n_kv, n_heads * int(rng.choice([32, 64, 128])))
     for name, (n_layers, n_heads, n_kv_heads, d_model) in configs.items():
         config = SimpleNamespace(n_layers=n_layers, n_heads=n_heads,
                                  n_kv_heads=n_kv_heads, d_model=d_model)
@@ -122,8 +149,10 @@ def check_kv_cache_size(your_function):
             if got != want:
                 ratio = got / want
                 hint = {0.5: "half of it: the cache keeps keys AND values",
-                        float(n_heads // n_kv_heads): "as if every query head had its own "
-                                                      "key/value head: use n_kv_heads",
+                        float(n_heads // n_kv_heads): "n_heads / n_kv_heads times too "
+                                                      "much: each of the n_kv_heads heads "
+                                                      "stores d_head = d_model / n_heads "
+                                                      "values per token",
                         float(n_heads): "d_model per head? each head stores d_head values",
                         1.0 / n_layers: "every layer has its own cache"}.get(ratio, "")
                 return verdict(False, f"{name}, {n_tokens} tokens, {bpv} bytes per value: "
@@ -138,26 +167,39 @@ def check_kv_cache_size(your_function):
 
 def check_window_cache_step(your_function):
     """Exercise 4: a rolling cache under a sliding window, fed in chunks."""
-    rng = np.random.default_rng(8)
-    n, d, window, chunk = 11, 4, 4, 3
+    rng = fresh_rng()
+    for n, d, window, chunk in ((11, 4, 4, 3), (9, 4, 1, 2), (10, 3, 2, 4), (12, 4, 5, 5)):
+        problem = _window_run(your_function, rng, n, d, window, chunk)
+        if problem:
+            return verdict(False, problem)
+    window, chunk = 4, 3
+    return verdict(True, f"for windows of 1, 2, 4 and 5 and chunks of 2 to 5 on random "
+                         f"inputs: with chunks of {chunk} under a window of {window} each "
+                         f"chunk sees window + chunk - 1 = {window + chunk - 1} keys, the "
+                         f"cache keeps {window - 1}, and the output equals the banded full "
+                         "attention.")
+
+
+def _window_run(your_function, rng, n, d, window, chunk):
+    """Feed one sequence in chunks; None, or what went wrong."""
     q, k, v = (rng.normal(size=(n, d)) for _ in range(3))
     want = attention(q, k, v, mask=sliding_window_mask(n, window))  # (n, d)
     k_kept, v_kept = k[:0], v[:0]
+    where = f"with a window of {window} and chunks of {chunk}"
     for start in range(0, n, chunk):
         stop = min(start + chunk, n)
-        got, problem = call(your_function, k_kept.copy(), v_kept.copy(),
-                            k[start:stop].copy(), v[start:stop].copy(), window)
+        got, problem = call(your_function, k_kept, v_kept, k[start:stop], v[start:stop],
+                            window)
         if problem:
-            return verdict(False, problem)
+            return f"{where}: {problem}"
         try:
             keys, values, k_kept, v_kept = (np.asarray(a, dtype=np.float64) for a in got)
         except (TypeError, ValueError):
-            return verdict(False, "return four arrays (keys, values, k_kept, v_kept)")
+            return "return four arrays (keys, values, k_kept, v_kept)"
         if keys.ndim != 2 or keys.shape != values.shape or k_kept.ndim != 2 \
                 or k_kept.shape != v_kept.shape:
-            return verdict(False, f"keys/values and k_kept/v_kept should be (m, {d}) "
-                                  f"arrays in pairs, got {keys.shape}, {values.shape}, "
-                                  f"{k_kept.shape}, {v_kept.shape}")
+            return (f"keys/values and k_kept/v_kept should be (m, {d}) arrays in pairs, "
+                    f"got {keys.shape}, {values.shape}, {k_kept.shape}, {v_kept.shape}")
         # The keys hold the latest positions up to the chunk's last: stop - m .. stop - 1.
         key_pos = np.arange(stop - len(keys), stop)
         q_pos = np.arange(start, stop)
@@ -165,17 +207,93 @@ def check_window_cache_step(your_function):
         out = attention(q[start:stop], keys, values, mask=mask)
         if not np.allclose(out, want[start:stop], atol=1e-12):
             needed = window + (stop - start) - 1
-            return verdict(False, f"the chunk of queries {start}..{stop - 1} attended to "
-                                  f"{len(keys)} keys; its first query reaches back to "
-                                  f"position {max(start - window + 1, 0)}, so it needs the "
-                                  f"last {min(needed, stop)} (window + chunk - 1)")
+            return (f"{where}, the chunk of queries {start}..{stop - 1} attended to "
+                    f"{len(keys)} keys; its first query reaches back to position "
+                    f"{max(start - window + 1, 0)}, so it needs the last "
+                    f"{min(needed, stop)} (window + chunk - 1)")
         if len(k_kept) > window - 1:
-            return verdict(False, f"after position {stop - 1} you keep {len(k_kept)} keys; "
-                                  f"later queries can only ever see the last "
-                                  f"window - 1 = {window - 1} of them")
-    return verdict(True, f"chunks of {chunk} under a window of {window}: each chunk sees "
-                         f"window + chunk - 1 = {window + chunk - 1} keys, the cache keeps "
-                         f"{window - 1}, and the output equals the banded full attention.")
+            return (f"{where}, after position {stop - 1} you keep {len(k_kept)} keys; later "
+                    f"queries can only ever see the last window - 1 = {window - 1} of them")
+    return None
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _logits_trial(rng, shape, k=None, ties=False, dtype=np.float64):
+    logits = (rng.integers(-3, 4, size=shape).astype(float) if ties
+              else rng.normal(size=shape) * 2).astype(dtype)
+    label = f"logits {shape_text(shape)}" + (" with ties" if ties else "")
+    return Trial(label + (f", k = {k}" if k is not None else ""), (logits,) + (
+        (k,) if k is not None else ()), {}, np.dtype(dtype))
+
+
+def check_top_k_filter(your_function):
+    """Exercise 5: your_function(logits, k) keeps the k largest logits of each row (and
+    any tied with the k-th), -inf elsewhere, over any leading axes."""
+    rng = fresh_rng()
+    trials = [_logits_trial(rng, (10,), 3), _logits_trial(rng, (3, 12), 5),
+              _logits_trial(rng, (4, 8), 2, ties=True), _logits_trial(rng, (2, 6), 9),
+              _logits_trial(rng, (2, 3, 7), 1, dtype=np.float32)]
+
+    def strict(logits, k):
+        order = np.argsort(-logits, axis=-1, kind="stable")[..., :k]
+        out = np.full_like(logits, -np.inf)
+        np.put_along_axis(out, order, np.take_along_axis(logits, order, -1), -1)
+        return out
+
+    return judge(your_function, trials, filter_top_k, what="top_k_filter",
+                 success="your filter equals Hugging Face's top-k (ties with the k-th "
+                         "logit kept, k larger than the vocabulary keeps all).",
+                 hints=[(lambda logits, k: np.where(logits < np.sort(logits, axis=None)[-k],
+                                                    -np.inf, logits),
+                         "you kept the k largest logits of the whole array; keep the k "
+                         "largest of each row (sort along the last axis)"),
+                        (strict, "a token tied with the k-th largest logit is kept too "
+                                 "(logits < the k-th value are removed, not all but k)"),
+                        (lambda logits, k: np.where(logits < np.sort(logits)[..., -k:-k + 1],
+                                                    np.inf, logits), "removed tokens must "
+                                 "be -inf")])
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def check_min_p_filter(your_function):
+    """Exercise 6: your_function(logits, p) keeps the tokens whose probability is at least
+    p times the most likely token's, -inf elsewhere, over any leading axes."""
+    rng = fresh_rng()
+    trials = []
+    for shape, p in (((40,), 0.1), ((3, 12), 0.05), ((2, 4, 9), 0.3), ((5,), 0.0)):
+        trial = _logits_trial(rng, shape)
+        trial.args += (p,)
+        trial.label += f", p = {p:g}"
+        trials.append(trial)
+    return judge(your_function, trials, filter_min_p, what="min_p_filter",
+                 success="your filter equals min-p sampling's (Nguyen et al., 2024; Hugging "
+                         "Face's MinPLogitsWarper).",
+                 hints=[(lambda logits, p: np.where(probabilities(logits) < p, -np.inf, logits),
+                         "the threshold is p times the top token's probability, not p "
+                         "itself"),
+                        (lambda logits, p: np.where(logits < p * logits.max(-1, keepdims=True),
+                                                    -np.inf, logits),
+                         "compare probabilities, not logits: p · max applies after softmax")])
+
+
+# Exercise 7 ---------------------------------------------------------------------------
+
+def check_sliding_window_mask(your_function):
+    """Exercise 7: your_function(n, window) = the causal sliding-window mask (n, n): query
+    i sees keys i - window + 1 .. i."""
+    cases = [(6, 3), (5, 1), (7, 7), (4, 10), (9, 4), (11, 2), (3, 2)]
+    trials = [Trial(f"n = {n} and window = {w}", (n, w)) for n, w in cases]
+    return judge(your_function, trials, sliding_window_mask, what="sliding_window_mask",
+                 success="your mask is causal and banded: each query sees itself and the "
+                         "window - 1 keys before it.",
+                 hints=[(lambda n, w: np.abs(np.arange(n)[:, None] - np.arange(n)) < w,
+                         "the band reaches forward too: a bidirectional window used in a "
+                         "decoder lets a query see later tokens; keep only keys j <= i"),
+                        (lambda n, w: sliding_window_mask(n, w + 1), "the window is one "
+                         "too wide: query i sees keys i - window + 1 .. i, window keys in "
+                         "all")])
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

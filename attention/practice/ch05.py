@@ -12,94 +12,144 @@ import numpy as np
 
 from attention.masks import causal_mask
 from attention.scaled_dot_product import attention
-from attention.practice.verdict import call, guard_checks, verdict
+from attention.softmax import logsumexp
+from attention.practice.measure import BlockStream, kib, peak_memory
+from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+                                       shape_text)
+from attention.practice.verdict import call, guard_checks, num, verdict
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
-class _CountingList(list):
-    """A list that counts how many times it is iterated over."""
+_BLOCKS, _BLOCK = 48, 2048  # a stream of 48 blocks of 2,048 scores (16 KiB each)
 
-    passes = 0
 
-    def __iter__(self):
-        self.passes += 1
-        return super().__iter__()
+def _stream_trial(rng, shift):
+    """Blocks of one row of scores whose maximum rises (then falls), around ``shift``."""
+    rises = np.concatenate([np.linspace(0, 6, _BLOCKS // 2), np.linspace(6, 2, _BLOCKS // 2)])
+    return [rng.normal(size=_BLOCK) + r + shift for r in rises]
 
 
 def check_running_max_and_sum(your_function):
-    """Exercise 1: your_function(blocks) = (max of all scores, sum of exp(score - max))."""
-    rng = np.random.default_rng(5)
-    # Three blocks of one row of scores; the maximum rises in every block.
-    blocks = [rng.normal(size=4) + shift for shift in (0.0, 1.5, 3.0)]
-    row = np.concatenate(blocks)
-    m_true = float(row.max())
-    l_true = float(np.exp(row - m_true).sum())
-    # The verdict says "in one pass", so it is checked: the blocks come in a list that
-    # counts how many times it is walked through (a two-pass answer, the maximum first and
-    # then the sum, walks it twice).
-    walks = _CountingList(b.copy() for b in blocks)
-    got, problem = call(your_function, walks)
-    if problem:
-        return verdict(False, problem)
-    if walks.passes > 1:
-        return verdict(False, f"your function went over the blocks {walks.passes} times; "
-                              "do it in one pass: keep m and l up to date block by block")
-    try:
-        m, l = (float(x) for x in got)
-    except (TypeError, ValueError):
-        return verdict(False, f"return a pair (m, l) of numbers, got {got!r}")
-    if not math.isclose(m, m_true, rel_tol=1e-9):
-        return verdict(False, f"m should be the largest score of all blocks, {m_true:.3f}, got {m:.3f}")
-    if math.isclose(l, l_true, rel_tol=1e-9):
-        return verdict(True, f"3 blocks give m = {m_true:.2f} and l = {l_true:.2f}, "
-                              "the softmax normaliser of the whole row, in one pass.")
-    unscaled = sum(float(np.exp(b - max(float(np.max(bb)) for bb in blocks[: i + 1])).sum())
-                   for i, b in enumerate(blocks))
-    if math.isclose(l, unscaled, rel_tol=1e-9):
-        return verdict(False, f"l = {l:.3f} but should be {l_true:.3f}: each block's terms were summed "
-                               "relative to the maximum of that moment; when the maximum rises from m "
-                               "to m_new, multiply the sum so far by exp(m - m_new)")
-    return verdict(False, f"l should be sum(exp(score - m)) over all blocks, {l_true:.3f}, got {l:.3f}")
+    """Exercise 1: your_function(blocks) = (max of all scores, sum of exp(score - max)),
+    in one pass over a stream of blocks.
+
+    "One pass" is measured: the blocks come as a stream that can be walked once; taking
+    the next block overwrites the one before with NaN (an answer that keeps blocks to
+    read later computes NaN), and the call's peak memory must stay below a few blocks
+    (an answer that copies them all, or concatenates them, holds the whole row).
+    """
+    rng = fresh_rng()
+    limit = 8 * _BLOCK * 8 + 64 * 1024
+    for shift, what in ((0.0, "scores near 0"), (1000.0, "scores near 1000"),
+                        (-1000.0, "scores near -1000")):
+        blocks = _stream_trial(rng, shift)
+        row = np.concatenate(blocks)
+        m_true = float(row.max())
+        l_true = float(np.exp(row - m_true).sum())
+        stream = BlockStream(blocks)
+        label = f"a stream of {_BLOCKS} blocks of {_BLOCK:,} {what}"
+        got, problem, peak = peak_memory(your_function, stream)
+        if problem:
+            return verdict(False, f"on {label}: {problem}" + (
+                "; blocks is a stream, not a list: loop over it once, "
+                "`for block in blocks`" if "raised" in problem else ""))
+        if stream.passes > 1:
+            return verdict(False, f"on {label}: your function went over the blocks "
+                                  f"{stream.passes} times; do it in one pass: keep m and l up "
+                                  "to date block by block")
+        try:
+            m, l = (float(x) for x in got)
+        except (TypeError, ValueError):
+            return verdict(False, f"on {label}: return a pair (m, l) of numbers, got "
+                                  f"{type(got).__name__}")
+        if math.isnan(m) or math.isnan(l):
+            return verdict(False, f"on {label}: your result is nan: each block is "
+                                  "overwritten with NaN once the next one is taken, so an "
+                                  "answer that keeps blocks to read them later computes NaN; "
+                                  "use each block as it arrives")
+        if peak > limit:
+            return verdict(False, f"on {label}: your function held {kib(peak)} at once, the "
+                                  f"whole row is {kib(row.nbytes)}: one pass keeps only m, l "
+                                  f"and the current block (measured limit {kib(limit)})")
+        if not math.isclose(m, m_true, rel_tol=1e-12):
+            return verdict(False, f"on {label}: m should be the largest score of all blocks, "
+                                  f"{num(m_true)}, got {num(m)}")
+        if math.isclose(l, l_true, rel_tol=1e-9):
+            continue
+        if math.isinf(l):
+            return verdict(False, f"on {label}: l overflowed to inf: sum exp(s - m_new), "
+                                  "never exp(s) itself")
+        return verdict(False, f"on {label}: l should be sum(exp(score - m)) over all "
+                              f"blocks, {num(l_true)}, got {num(l)}; when the maximum "
+                              "rises from m to m_new, multiply the sum so far by "
+                              "exp(m - m_new)")
+    return verdict(True, f"on 3 random streams of {_BLOCKS} blocks (scores near 0, 1000 and "
+                         "-1000) your m and l equal the softmax normaliser of the whole row, "
+                         "in one pass: each block used as it arrived, peak memory a few "
+                         "blocks.")
 
 
 # Exercise 2 ---------------------------------------------------------------------------
 
-def _half(q, k, v):
-    """Attention over some keys: the normalised output, the row max and the row sum."""
-    scores = q @ k.T / math.sqrt(q.shape[-1])  # (n_q, n_k_half)
-    m = scores.max(axis=-1)  # (n_q,)
-    p = np.exp(scores - m[:, None])  # (n_q, n_k_half)
-    l = p.sum(axis=-1)  # (n_q,)
-    return p @ v / l[:, None], m, l
+def _half(q, k, v, shift=0.0):
+    """Attention over some keys: the normalised output, the row max and the row sum
+    (scores shifted by ``shift``, which leaves the softmax as it is)."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]) + shift  # (..., n_q, n_k)
+    m = scores.max(axis=-1)  # (..., n_q)
+    p = np.exp(scores - m[..., None])  # (..., n_q, n_k)
+    l = p.sum(axis=-1)  # (..., n_q)
+    return p @ v / l[..., None], m, l
+
+
+def _merge_trial(rng, lead, n_q, n_k, d, d_v, split, shift=0.0):
+    q = rng.normal(size=lead + (n_q, d))
+    k = rng.normal(size=lead + (n_k, d))
+    v = rng.normal(size=lead + (n_k, d_v))
+    k[..., split:, :] *= 3.0  # the second part scores higher: the two maxima differ
+    halves = (_half(q, k[..., :split, :], v[..., :split, :], shift)
+              + _half(q, k[..., split:, :], v[..., split:, :], shift))
+    label = (f"queries {shape_text(lead + (n_q, d))} over {split} + {n_k - split} keys"
+             + (f", scores near {shift:g}" if shift else ""))
+    return Trial(label, halves), attention(q, k, v)
 
 
 def check_merge(your_function):
-    """Exercise 2: your_function(o1, m1, l1, o2, m2, l2) = attention over both key halves."""
-    rng = np.random.default_rng(6)
-    q, k, v = rng.normal(size=(5, 8)), rng.normal(size=(12, 8)), rng.normal(size=(12, 3))
-    k[6:] *= 3.0  # the second half scores higher, so the two maxima differ
-    halves = _half(q, k[:6], v[:6]) + _half(q, k[6:], v[6:])  # two halves of 6 keys
-    expected = attention(q, k, v)
-    got, problem = call(your_function, *halves)
-    if problem:
-        return verdict(False, problem)
-    if got is None:
-        return verdict(False, "merge returned None; return the merged output, shape (5, 3)")
-    got = np.asarray(got)
-    if got.shape != expected.shape:
-        return verdict(False, f"the merged output should have shape {expected.shape}, got {got.shape}")
-    error = float(np.max(np.abs(got - expected)))
-    if error <= 1e-12:
-        return verdict(True, "merging the two halves equals attention over all 12 keys (max difference below 1e-12).")
-    o1, m1, l1, o2, m2, l2 = halves
-    if np.allclose(got, (o1 + o2) / 2):
-        return verdict(False, f"the plain average is off by up to {error:.2f}: the halves do not carry equal "
-                               "weight; weight each by its share of the softmax mass, l_i * exp(m_i - m)")
-    if np.allclose(got, (l1[:, None] * o1 + l2[:, None] * o2) / (l1 + l2)[:, None]):
-        return verdict(False, f"off by up to {error:.2f}: l1 and l2 are sums relative to different maxima "
-                               "m1 and m2; bring both to m = max(m1, m2) with exp(m_i - m) first")
-    return verdict(False, f"your output differs from attention over all keys by up to {error:.2f}")
+    """Exercise 2: your_function(o1, m1, l1, o2, m2, l2) = attention over both key parts,
+    for any leading (batch, head) axes."""
+    rng = fresh_rng()
+    made = [_merge_trial(rng, (), 5, 12, 8, 3, 6),
+            _merge_trial(rng, (2, 3), 4, 11, 8, 5, 4),
+            _merge_trial(rng, (2,), 6, 9, 4, 3, 7, shift=1000.0),
+            _merge_trial(rng, (3,), 3, 8, 4, 2, 2, shift=-1000.0)]
+    trials = [t for t, _ in made]
+    answers = {id(t): expected for t, expected in made}
+
+    def reference(*halves):
+        for t in trials:
+            if t.args is halves or all(a is b for a, b in zip(t.args, halves)):
+                return answers[id(t)]
+        raise LookupError("unknown trial")
+
+    def averaged(o1, m1, l1, o2, m2, l2):
+        return (o1 + o2) / 2
+
+    def by_l_only(o1, m1, l1, o2, m2, l2):
+        return (l1[..., None] * o1 + l2[..., None] * o2) / (l1 + l2)[..., None]
+
+    def no_common_max(o1, m1, l1, o2, m2, l2):
+        w1, w2 = l1 * np.exp(m1), l2 * np.exp(m2)
+        return (w1[..., None] * o1 + w2[..., None] * o2) / (w1 + w2)[..., None]
+
+    return judge(
+        your_function, trials, reference, what="merge",
+        success="merging the two parts equals attention over all keys.",
+        hints=[(averaged, "the plain average: the parts do not carry equal weight; weight "
+                "each by its share of the softmax mass, l_i * exp(m_i - m)"),
+               (by_l_only, "l1 and l2 are sums relative to different maxima m1 and m2; "
+                "bring both to m = max(m1, m2) with exp(m_i - m) first"),
+               (no_common_max, "exp(m_i) overflows (or underflows) at scores near ±1000: "
+                "weight by l_i * exp(m_i - m) with the common maximum m = max(m1, m2)")])
 
 
 # Exercise 3 ---------------------------------------------------------------------------
@@ -110,8 +160,10 @@ _TILE_SHAPES = [(16, 16, 4, 4), (4, 12, 2, 4), (6, 14, 4, 3), (10, 10, 3, 4)]  #
 def check_tile_kind(your_function):
     """Exercise 3: your_function(q0, q1, k0, k1, n_q, n_k) in {"skip", "full", "diagonal"}."""
     counts = None
-    total = 0
-    for n_q, n_k, bq, bk in _TILE_SHAPES:
+    rng = fresh_rng()
+    shapes = _TILE_SHAPES + [(int(n_q), int(n_q + extra), int(bq), int(bk)) for n_q, extra, bq, bk
+                             in rng.integers([3, 0, 2, 2], [20, 12, 6, 6], size=(6, 4))]
+    for n_q, n_k, bq, bk in shapes:
         allowed = causal_mask(n_q, n_k)  # (n_q, n_k), bottom-right aligned
         tally = {"skip": 0, "full": 0, "diagonal": 0}
         for q0 in range(0, n_q, bq):
@@ -128,9 +180,9 @@ def check_tile_kind(your_function):
                                            f"keys {k0}..{k1 - 1} is {want!r}, you said {got!r}: query {q0} sits at "
                                            f"position {n_k - n_q + q0} and sees keys 0..{n_k - n_q + q0}")
                 tally[want] += 1
-                total += 1
         counts = counts or tally
-    return verdict(True, f"all {total} tiles of {len(_TILE_SHAPES)} shapes classified; for n_q = n_k = 16 with "
+    return verdict(True, f"every tile of {len(_TILE_SHAPES)} chosen and 6 random shapes "
+                          "classified; for n_q = n_k = 16 with "
                           f"4 x 4 tiles: {counts['skip']} skipped, {counts['diagonal']} on the diagonal, "
                           f"{counts['full']} full.")
 
@@ -179,7 +231,7 @@ def check_tile_attention(your_function):
     must visit the keys `block` at a time with the online softmax and never compute a
     block the whole tile cannot see: the check fills those keys and values with NaN.
     """
-    rng = np.random.default_rng(8)
+    rng = fresh_rng()
     for n, d, d_v, q0, b_q, block in _TILE_CASES:
         q, k, v = rng.normal(size=(n, d)), rng.normal(size=(n, d)), rng.normal(size=(n, d_v))
         k[:, 0] *= 2.0  # spread the scores so that mistakes show
@@ -238,8 +290,115 @@ def check_tile_attention(your_function):
             if np.allclose(got, wrong, equal_nan=True):
                 return verdict(False, f"{where}, your output is off by up to {error:.2f}: {hint}")
         return verdict(False, f"{where}, your output differs from causal attention by up to {error:.2f}")
-    return verdict(True, f"all {len(_TILE_CASES)} tiles equal causal attention, and no block the tile "
-                         "cannot see was computed.")
+    problem = _tile_memory(your_function, rng)
+    if problem:
+        return verdict(False, problem)
+    return verdict(True, f"all {len(_TILE_CASES)} random tiles equal causal attention, no "
+                         "block the tile cannot see was read (those keys held NaN), and on "
+                         f"a tile of {_BIG[4]} queries over {_BIG[0]:,} keys the peak memory "
+                         "stayed that of a few blocks, not of a whole row of scores.")
+
+
+_BIG = (2048, 16, 8, 2040, 8, 64)  # n, d, d_v, q0, b_q, block: a row of 2,048 scores
+
+
+def _tile_memory(your_function, rng):
+    """Block by block, measured: the peak memory of a call on a long sequence must stay
+    below a few blocks' worth (a softmax over every visible key at once holds b_q x n)."""
+    n, d, d_v, q0, b_q, block = _BIG
+    q, k, v = rng.normal(size=(b_q, d)), rng.normal(size=(n, d)), rng.normal(size=(n, d_v))
+    expected = attention(q, k, v, causal=True)  # bottom-right: query i sits at q0 + i
+    got, problem, peak = peak_memory(your_function, q, k, v, q0, block)
+    where = f"on the tile of queries {q0}..{q0 + b_q - 1} of {n:,} keys, blocks of {block}"
+    if problem:
+        return f"{where}: {problem}"
+    got, problem = as_array(got, "tile_attention")
+    if problem is None:
+        problem = difference(got, expected)
+    if problem:
+        return f"{where}: {problem}"
+    limit = 8 * b_q * block * 8 + 4 * block * (d + d_v) * 8 + 64 * 1024
+    if peak > limit:
+        return (f"{where}: your function held {kib(peak)} at once, more than a few blocks "
+                f"({kib(limit)}); the scores of the whole row are {kib(b_q * n * 8)}. Go "
+                "block by block with the online softmax: keep only m, l, the accumulator and "
+                "one block of scores")
+    return None
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _lse_part(q, k, v):
+    """A part's normalised output and its log-sum-exp (-inf where it has no key)."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])  # (..., n_q, n_k)
+    return attention(q, k, v), logsumexp(scores, axis=-1)
+
+
+def check_merge_lse(your_function):
+    """Exercise 5: your_function(o1, lse1, o2, lse2) = attention over both parts, from
+    each part's output and log-sum-exp (the form FlashAttention's kernels return)."""
+    rng = fresh_rng()
+    made = []
+    for lead, n_q, n_k, split, shift in (((), 4, 10, 5, 0.0), ((2, 3), 3, 8, 2, 0.0),
+                                         ((2,), 5, 9, 4, 1000.0)):
+        q = rng.normal(size=lead + (n_q, 8))
+        k = rng.normal(size=lead + (n_k, 8)) * np.where(np.arange(n_k) < split, 1, 3)[:, None]
+        v = rng.normal(size=lead + (n_k, 3))
+        (o1, l1), (o2, l2) = (_lse_part(q, k[..., :split, :], v[..., :split, :]),
+                              _lse_part(q, k[..., split:, :], v[..., split:, :]))
+        label = f"queries {shape_text(q.shape)} over {split} + {n_k - split} keys"
+        if shift:
+            l1, l2 = l1 + shift, l2 + shift  # every score shifted: the softmax is the same
+            label += ", log-sum-exps near 1000"
+        made.append((Trial(label, (o1, l1, o2, l2)), attention(q, k, v)))
+    answers = {id(t.args[0]): expected for t, expected in made}
+
+    def naive(o1, lse1, o2, lse2):
+        w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
+        return (w1 * o1 + w2 * o2) / (w1 + w2)
+
+    return judge(your_function, [t for t, _ in made], lambda o1, *rest: answers[id(o1)],
+                 what="merge_lse",
+                 success="merging by log-sum-exp equals attention over all keys.",
+                 hints=[(naive, "exp(lse) overflows at log-sum-exps near 1000: weight each "
+                                "part by exp(lse_i - lse) with lse = logaddexp(lse1, lse2)"),
+                        (lambda o1, l1, o2, l2: (o1 + o2) / 2, "the plain average: weight "
+                         "each part by its share of the mass, exp(lse_i - lse)")])
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def check_chunked_attention(your_function):
+    """Exercise 6: your_function(q, k, v, chunk) = causal attention computed `chunk`
+    queries at a time; the peak memory is measured (a chunk's scores, not all of them)."""
+    rng = fresh_rng()
+    trials = [(7, 7, 4, 3), (10, 10, 8, 4), (6, 9, 4, 5)]
+    for n_q, n_k, d, chunk in trials:
+        q, k, v = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)), rng.normal(size=(n_k, 3))
+        got, problem = call(your_function, q, k, v, chunk)
+        label = f"on {n_q} queries and {n_k} keys in chunks of {chunk}"
+        if problem is None:
+            got, problem = as_array(got, "chunked_attention")
+        problem = problem or difference(got, attention(q, k, v, causal=True))
+        if problem:
+            return verdict(False, f"{label}: {problem}")
+    n, d, chunk = 1024, 16, 64
+    q, k, v = (rng.normal(size=(n, d)) for _ in range(3))
+    got, problem, peak = peak_memory(your_function, q, k, v, chunk)
+    label = f"on {n:,} queries and keys in chunks of {chunk}"
+    if problem is None:
+        got, problem = as_array(got, "chunked_attention")
+    problem = problem or difference(got, attention(q, k, v, causal=True))
+    if problem:
+        return verdict(False, f"{label}: {problem}")
+    limit = 6 * chunk * n * 8 + 2 * n * d * 8 + 64 * 1024
+    if peak > limit:
+        return verdict(False, f"{label}: your function held {peak / 2**20:.1f} MiB at once; all the "
+                              f"scores take {kib(n * n * 8)}, one chunk's {kib(chunk * n * 8)}. "
+                              "Compute the scores of one chunk of queries at a time")
+    return verdict(True, f"on 3 random shapes (n_q ≠ n_k included) your output equals causal "
+                         f"attention, and at {n:,} tokens it held at most {kib(limit)}, not "
+                         f"the {kib(n * n * 8)} of every score at once.")
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

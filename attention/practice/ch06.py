@@ -10,7 +10,13 @@ import math
 import numpy as np
 
 from attention.backward import attention_backward, softmax_backward
+from attention.backward.norms import layer_norm_backward, layer_norm_stats
+from attention.loss import cross_entropy_backward
+from attention.optim import adam_step
 from attention.masks import causal_mask
+from attention.practice.measure import kib, peak_memory
+from attention.practice.trials import (Trial, as_array, difference, first_failure,
+                                       fresh_rng, judge, shape_text, tried)
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import softmax
 
@@ -34,73 +40,104 @@ def _close(a, b, tol=1e-10):
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+def _vjp_trial(rng, shape, dtype=np.float64):
+    p = softmax(rng.normal(size=shape) * 2.0).astype(dtype)  # rows of weights
+    g = rng.normal(size=shape).astype(dtype)
+    return Trial(f"g and p of shape {shape_text(shape)} in {np.dtype(dtype).name}", (g, p),
+                 {}, np.dtype(dtype))
+
+
+_BIG_VJP = (4, 1024)  # one row's Jacobian: 1024 x 1024 floats, 8 MiB
+
+
 def check_softmax_vjp(your_function):
-    """Exercise 1: your_function(g, p) = ∂L/∂s for p = softmax(s) along the last axis."""
-    rng = np.random.default_rng(61)
-    p = softmax(rng.normal(size=(3, 6)) * 2.0)  # three rows of six weights
-    g = rng.normal(size=(3, 6))
-    expected = softmax_backward(g, p)
-    got, problem = call(your_function, g.copy(), p.copy())
+    """Exercise 1: your_function(g, p) = ∂L/∂s for p = softmax(s) along the last axis,
+    without forming the Jacobian (measured: the peak memory at rows of 1,024)."""
+    rng = fresh_rng()
+    trials = [_vjp_trial(rng, (3, 6)), _vjp_trial(rng, (2, 3, 5, 7)),
+              _vjp_trial(rng, (4, 5, 9), np.float32), _vjp_trial(rng, (8,))]
+
+    def reference(g, p):
+        return softmax_backward(g, p)
+
+    problem = first_failure(your_function, trials, reference, what="softmax_vjp", hints=[
+        (lambda g, p: p * g, "p * g is only the diagonal of the Jacobian, diag(p); subtract "
+         "each row's p (g·p) for the -p pᵀ part"),
+        (lambda g, p: p * (g - g.sum(axis=-1, keepdims=True)),
+         "subtract g·p, the sum of g weighted by p, not the plain sum of g"),
+        (lambda g, p: g - np.sum(g * p, axis=-1, keepdims=True),
+         "close: multiply (g - g·p) by p, entry by entry"),
+        (lambda g, p: p * (g - np.sum(g * p, axis=0, keepdims=True)),
+         "the dot product g·p runs along each row (the last axis), not down axis 0"),
+        (lambda g, p: p * (g - np.sum(g * p, axis=1, keepdims=True)),
+         "the dot product g·p runs along each row (the last axis), not along axis 1")])
     if problem:
         return verdict(False, problem)
-    got, problem = _as_array(got, expected.shape, "the result")
+    g, p = _vjp_trial(rng, _BIG_VJP).args
+    got, problem, peak = peak_memory(your_function, g, p)
+    rows, n = _BIG_VJP
+    limit = 16 * g.nbytes + 64 * 1024
+    where = f"on g and p of shape {shape_text(_BIG_VJP)}"
+    if problem is None:
+        got, problem = as_array(got, "softmax_vjp")
+    if problem is None:
+        problem = difference(got, reference(g, p))
     if problem:
-        return verdict(False, problem)
-    if _close(got, expected):
-        jacobian_entries = 3 * 6 * 6
-        return verdict(True, f"equal to the Jacobian product for 3 rows of 6, using 3 x 6 numbers "
-                             f"instead of the Jacobian's {jacobian_entries}.")
-    row_dot = np.sum(g * p, axis=-1, keepdims=True)
-    if _close(got, p * g):
-        return verdict(False, "p * g is only the diagonal of the Jacobian, diag(p); subtract each "
-                              "row's p (g·p) for the -p pᵀ part")
-    if _close(got, p * (g - g.sum(axis=-1, keepdims=True))):
-        return verdict(False, "subtract g·p, the sum of g weighted by p, not the plain sum of g")
-    if _close(got, g - row_dot):
-        return verdict(False, "close: multiply (g - g·p) by p, entry by entry")
-    if _close(got, p * (g - np.sum(g * p, axis=0, keepdims=True))):
-        return verdict(False, "the dot product g·p runs along each row (axis -1), not down the columns")
-    return verdict(False, f"off by up to {np.max(np.abs(got - expected)):.3g}; the answer is "
-                          "p_j (g_j - g·p) in every row")
+        return verdict(False, f"{where}: {problem}")
+    if peak > limit:
+        return verdict(False, f"{where}: your function held {kib(peak)} at once; one row's "
+                              f"Jacobian is {kib(n * n * 8)}, the input {kib(g.nbytes)}. "
+                              "Compute p (g - g·p) without forming diag(p) - p pᵀ")
+    return verdict(True, f"on {tried(trials)} your VJP equals the Jacobian product, and at "
+                         f"rows of {n:,} it used at most {kib(limit)}, less than one row's "
+                         f"Jacobian ({kib(n * n * 8)}).")
 
 
 # Exercise 2 ---------------------------------------------------------------------------
 
-def check_dv_and_dq(your_function):
-    """Exercise 2: your_function(d_out, q, k, v) = (dv, dq) for one head, no mask."""
-    rng = np.random.default_rng(62)
-    n_q, n_k, d, d_v = 5, 7, 8, 3  # n_q != n_k, so a misplaced transpose shows
-    q, k, v, d_out = (rng.normal(size=s) for s in ((n_q, d), (n_k, d), (n_k, d_v), (n_q, d_v)))
-    dq_true, _, dv_true = attention_backward(d_out, q, k, v)
-    got, problem = call(your_function, d_out.copy(), q.copy(), k.copy(), v.copy())
+def _backward_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
+    shapes = (lead + (n_q, d_v), lead + (n_q, d), lead + (n_k, d), lead + (n_k, d_v))
+    d_out, q, k, v = (rng.normal(size=s).astype(dtype) for s in shapes)
+    axes = f"with leading axes {shape_text(lead)}" if lead else "without leading axes"
+    return Trial(f"{n_q} queries and {n_k} keys {axes} in "
+                 f"{np.dtype(dtype).name}", (d_out, q, k, v), {}, np.dtype(dtype))
+
+
+def _compare_gradients(names):
+    """A compare function for first_failure: a tuple of arrays, each against its own."""
+    def compare(result, expected, trial):
+        if not isinstance(result, (tuple, list)) or len(result) != len(names):
+            return f"return ({', '.join(names)}), got {type(result).__name__}"
+        wrong = {}
+        for name, got, want in zip(names, result, expected):
+            got, problem = as_array(got, name)
+            problem = problem or difference(got, want, trial.dtype)
+            if problem:
+                wrong[name] = problem
+        if not wrong:
+            return None
+        right = [n for n in names if n not in wrong]
+        first = next(iter(wrong))
+        return (f"{first}: {wrong[first]} ({', '.join(wrong)} wrong"
+                + (f"; {', '.join(right)} right)" if right else ")"))
+    return compare
+
+
+def check_attention_grads(your_function):
+    """Exercise 2: your_function(d_out, q, k, v) = (dq, dk, dv) of unmasked attention,
+    over any leading batch and head axes."""
+    rng = fresh_rng()
+    trials = [_backward_trial(rng, (), 5, 7, 8, 3),
+              _backward_trial(rng, (2, 3), 4, 6, 8, 5),
+              _backward_trial(rng, (2,), 3, 9, 4, 2, np.float32)]
+    problem = first_failure(your_function, trials,
+                            lambda d_out, q, k, v: attention_backward(d_out, q, k, v),
+                            what="attention_grads",
+                            compare=_compare_gradients(("dq", "dk", "dv")))
     if problem:
         return verdict(False, problem)
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        return verdict(False, f"return a pair (dv, dq), got {type(got).__name__}")
-    dv, problem = _as_array(got[0], dv_true.shape, "dv")
-    if problem:
-        return verdict(False, problem)
-    if not _close(dv, dv_true):
-        if not np.any(dv):
-            return verdict(False, "dv is still all zeros: O = P V, so dV = Pᵀ dO")
-        return verdict(False, f"dv is off by up to {np.max(np.abs(dv - dv_true)):.3g}: O = P V, so dV = Pᵀ dO")
-    dq, problem = _as_array(got[1], dq_true.shape, "dq")
-    if problem:
-        return verdict(False, "dv is right; " + problem)
-    if _close(dq, dq_true):
-        return verdict(True, "dv and dq equal the hand-derived backward (and autograd's) "
-                             "to 1e-10 for 5 queries and 7 keys.")
-    if not np.any(dq):
-        return verdict(False, "dv is right; dq is still all zeros: dS = P ⊙ (dP - rowsum(dP ⊙ P)), "
-                              "then dQ = dS K / √d")
-    if _close(dq, dq_true * math.sqrt(d)):
-        return verdict(False, f"dv is right; dq is √d = {math.sqrt(d):.2f} times too large: the scores "
-                              "are q kᵀ / √d, so the 1/√d comes back in dQ")
-    p = softmax(q @ k.T / math.sqrt(d))
-    if _close(dq, (p * (d_out @ v.T)) @ k / math.sqrt(d)):
-        return verdict(False, "dv is right; dq misses the softmax's correction: "
-                              "dS = P ⊙ (dP - rowsum(dP ⊙ P)), not P ⊙ dP")
-    return verdict(False, f"dv is right; dq is off by up to {np.max(np.abs(dq - dq_true)):.3g}")
+    return verdict(True, f"on {tried(trials)} dq, dk and dv equal the package's backward "
+                         "(checked against autograd in the tests).")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
@@ -117,58 +154,78 @@ def _smooth_loss_grad(x):
     return np.exp(x) * w + softmax_backward(2 * p, p)
 
 
+def _one_sided(f, x, h):
+    grad, f_x = np.zeros_like(x), f(x)
+    for i in range(x.size):
+        nudged = x.copy()
+        nudged.flat[i] += h
+        grad.flat[i] = (f(nudged) - f_x) / h
+    return grad
+
+
 def check_numerical_gradient(your_function):
     """Exercise 3: your_function(f, x, h) = central-difference gradient of f at x."""
-    x = np.random.default_rng(63).normal(size=(3, 4)) + 0.5
-    before = x.copy()
-    expected = _smooth_loss_grad(x)
-    got, problem = call(your_function, _smooth_loss, x, 1e-6)
-    if problem:
-        return verdict(False, problem)
-    if not np.array_equal(x, before):
-        return verdict(False, "x was left changed: restore each entry after nudging it, or the "
-                              "later entries are measured at the wrong point")
-    got, problem = _as_array(got, expected.shape, "the gradient")
-    if problem:
-        return verdict(False, problem)
-    error = float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
-    if error <= 1e-8:
-        return verdict(True, f"within {error:.0e} (relative) of the exact gradient for all 12 entries.")
-    if not np.any(got):
-        return verdict(False, "the gradient is still all zeros: set entry i to "
-                              "(f(x + h e_i) - f(x - h e_i)) / (2h)")
-    if _close(got, 2 * expected, tol=1e-6):
-        return verdict(False, "twice the gradient: the two points x + h and x - h are 2h apart")
-    if error <= 1e-4:
-        return verdict(False, f"off by {error:.0e} (relative): that is the error of a one-sided "
-                              "difference, of order h; the central difference "
-                              "(f(x + h) - f(x - h)) / (2h) is off by order h² only")
-    return verdict(False, f"off by {error:.2g} (relative) from the exact gradient")
+    rng = fresh_rng()
+    for shape, h in (((3, 4), 1e-6), ((2, 3, 2), 1e-5), ((5,), 1e-6)):
+        x = rng.normal(size=shape) + 0.5
+        expected = _smooth_loss_grad(x)
+        label = f"on x of shape {shape_text(shape)} with h = {h:g}"
+        got, problem = call(your_function, _smooth_loss, x, h)
+        if problem:
+            if "changed its input x" in problem:
+                problem += ("; here nudging x is fine, but restore each entry exactly "
+                            "(keep the old value) after nudging it")
+            return verdict(False, f"{label}: {problem}")
+        got, problem = _as_array(got, expected.shape, "the gradient")
+        if problem:
+            return verdict(False, f"{label}: {problem}")
+        error = float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
+        if error <= 1e-8:
+            continue
+        if not np.any(got):
+            return verdict(False, f"{label}: the gradient is still all zeros: set entry i to "
+                                  "(f(x + h e_i) - f(x - h e_i)) / (2h)")
+        if _close(got, 2 * expected, tol=1e-6):
+            return verdict(False, f"{label}: twice the gradient: the two points x + h and "
+                                  "x - h are 2h apart")
+        if _close(got, _one_sided(_smooth_loss, x, h), tol=1e-7):
+            return verdict(False, f"{label}: off by {error:.0e} (relative), as a one-sided "
+                                  "difference (f(x + h) - f(x)) / h is, with an error of order "
+                                  "h; the central difference (f(x + h) - f(x - h)) / (2h) is "
+                                  "off by order h² only")
+        return verdict(False, f"{label}: off by {error:.0e} (relative) from the exact "
+                              "gradient; a central difference with the h given is within "
+                              "1e-8: use that h, and both points x + h and x - h")
+    return verdict(True, "on 3 random points (shapes (3, 4), (2, 3, 2) and (5,), h = 1e-6 "
+                         "and 1e-5) your central differences are within 1e-8 (relative) of "
+                         "the exact gradient, and x is left as it was.")
 
 
 # Exercise 4 ---------------------------------------------------------------------------
 
 def check_fixed_backward(your_function):
     """Exercise 4: your_function(d_out, q, k, v) = (dq, dk, dv) of causal self-attention."""
-    rng = np.random.default_rng(64)
-    n, d = 6, 4
-    q, k, v, d_out = (rng.normal(size=(n, d)) for _ in range(4))
-    expected = attention_backward(d_out, q, k, v, causal=True)
-    got, problem = call(your_function, d_out.copy(), q.copy(), k.copy(), v.copy())
-    if problem:
-        return verdict(False, problem)
-    if not isinstance(got, (tuple, list)) or len(got) != 3:
-        return verdict(False, f"return (dq, dk, dv), got {type(got).__name__}")
-    wrong = []
-    for name, g, e in zip(("dq", "dk", "dv"), got, expected):
-        g, problem = _as_array(g, e.shape, name)
+    rng = fresh_rng()
+    for n, d in ((6, 4), (9, 5)):
+        q, k, v, d_out = (rng.normal(size=(n, d)) for _ in range(4))
+        expected = attention_backward(d_out, q, k, v, causal=True)
+        got, problem = call(your_function, d_out, q, k, v)
         if problem:
             return verdict(False, problem)
-        if not _close(g, e):
-            wrong.append(name)
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            return verdict(False, f"return (dq, dk, dv), got {type(got).__name__}")
+        wrong = []
+        for name, g, e in zip(("dq", "dk", "dv"), got, expected):
+            g, problem = _as_array(g, e.shape, name)
+            if problem:
+                return verdict(False, f"for {n} tokens: {problem}")
+            if not _close(g, e):
+                wrong.append(name)
+        if wrong:
+            break
     if not wrong:
         return verdict(True, "dq, dk and dv all equal autograd's for causal self-attention "
-                             "over 6 tokens: the bug is fixed.")
+                             "over 6 and 9 random tokens: the bug is fixed.")
     right = [name for name in ("dq", "dk", "dv") if name not in wrong]
     said = f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} wrong"
     if right:
@@ -180,6 +237,108 @@ def check_fixed_backward(your_function):
     elif "dq" in wrong and "dk" in wrong:
         said += ": both come from dS, so the bug is at or before dS"
     return verdict(False, said)
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _norm_trial(rng, shape, dtype=np.float64, shift=0.0):
+    x = (rng.normal(size=shape) * 2.0 + shift).astype(dtype)
+    d_y = rng.normal(size=shape).astype(dtype)
+    weight = (1.0 + 0.3 * rng.normal(size=shape[-1])).astype(dtype)
+    label = f"x of shape {shape_text(shape)} in {np.dtype(dtype).name}"
+    return Trial(label + (f" around {shift:g}" if shift else ""), (d_y, x, weight), {},
+                 np.dtype(dtype))
+
+
+def _layer_norm_grads(d_y, x, weight, eps=1e-5):
+    mean, rstd = layer_norm_stats(x, eps=eps)
+    return layer_norm_backward(d_y, x, weight, mean, rstd)
+
+
+def check_layer_norm_backward(your_function):
+    """Exercise 5: your_function(d_y, x, weight, eps=1e-5) = (dx, d_weight, d_bias)."""
+    rng = fresh_rng()
+    trials = [_norm_trial(rng, (4, 8)), _norm_trial(rng, (2, 3, 6)),
+              _norm_trial(rng, (3, 5), np.float32), _norm_trial(rng, (5, 7), shift=50.0)]
+    problem = first_failure(your_function, trials, _layer_norm_grads,
+                            what="layer_norm_backward",
+                            compare=_compare_gradients(("dx", "d_weight", "d_bias")))
+    if problem:
+        return verdict(False, problem)
+    return verdict(True, f"on {tried(trials)} dx, d_weight and d_bias equal the package's "
+                         "LayerNorm backward (checked against autograd in the tests).")
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def _ce_trial(rng, shape, vocab, ignored=0, shift=0.0, dtype=np.float64):
+    logits = (rng.normal(size=shape + (vocab,)) * 3.0 + shift).astype(dtype)
+    targets = rng.integers(0, vocab, size=shape)
+    targets.flat[:ignored] = -100
+    label = f"logits {shape_text(shape + (vocab,))} in {np.dtype(dtype).name}"
+    label += f" with {ignored} targets -100" if ignored else ""
+    label += f" around {shift:g}" if shift else ""
+    return Trial(label, (logits, targets), {}, np.dtype(dtype))
+
+
+def check_cross_entropy_grad(your_function):
+    """Exercise 6: your_function(logits, targets) = ∂(mean cross-entropy)/∂logits,
+    targets of -100 ignored (they count neither in the sum nor in the mean)."""
+    rng = fresh_rng()
+    trials = [_ce_trial(rng, (6,), 5), _ce_trial(rng, (2, 4), 7, ignored=3),
+              _ce_trial(rng, (5,), 9, shift=1000.0), _ce_trial(rng, (3, 3), 4, dtype=np.float32)]
+
+    def reference(logits, targets):
+        return cross_entropy_backward(logits, targets)
+
+    def summed(logits, targets):
+        counted = max(int(np.sum(targets != -100)), 1)
+        return cross_entropy_backward(logits, targets) * counted
+
+    def mean_over_all(logits, targets):
+        counted = max(int(np.sum(targets != -100)), 1)
+        return cross_entropy_backward(logits, targets) * counted / targets.size
+
+    def sign_flipped(logits, targets):
+        return -cross_entropy_backward(logits, targets)
+
+    return judge(your_function, trials, reference, what="cross_entropy_grad",
+                 success="your gradient equals (softmax - one-hot) / N with N the targets "
+                         "counted.",
+                 hints=[(summed, "that is the gradient of the summed loss: divide by N, the "
+                                 "number of targets counted"),
+                        (mean_over_all, "divide by the number of targets counted, not by all "
+                                        "of them: ignored targets are not in the mean"),
+                        (sign_flipped, "the sign: the gradient is softmax - one-hot")])
+
+
+# Exercise 7 ---------------------------------------------------------------------------
+
+def _adam_reference(p, g, m, v, t, lr, beta1, beta2, eps):
+    params, state = {"p": p.copy()}, {"step": t - 1, "m": {"p": m.copy()}, "v": {"p": v.copy()}}
+    adam_step(params, {"p": g}, state, lr=lr, betas=(beta1, beta2), eps=eps)
+    return params["p"], state["m"]["p"], state["v"]["p"]
+
+
+def check_adam_update(your_function):
+    """Exercise 7: your_function(p, g, m, v, t, lr, beta1, beta2, eps) = (p, m, v) after
+    Adam's step t (t counts from 1), without changing the arrays it is given."""
+    rng = fresh_rng()
+    trials = []
+    for shape, t, beta2 in (((4, 3), 1, 0.95), ((2, 3, 5), 2, 0.999), ((7,), 10, 0.999)):
+        p, g = rng.normal(size=shape), rng.normal(size=shape)
+        m, v = 0.1 * rng.normal(size=shape), np.abs(0.1 * rng.normal(size=shape))
+        if t == 1:
+            m, v = np.zeros(shape), np.zeros(shape)
+        lr, beta1 = float(rng.uniform(1e-3, 1e-1)), 0.9
+        trials.append(Trial(f"step t = {t} of a {shape_text(shape)} parameter "
+                            f"(betas 0.9 and {beta2})", (p, g, m, v, t, lr, beta1, beta2, 1e-8)))
+    problem = first_failure(your_function, trials, _adam_reference, what="adam_update",
+                            compare=_compare_gradients(("p", "m", "v")))
+    if problem:
+        return verdict(False, problem)
+    return verdict(True, f"on {tried(trials)} your step equals torch.optim.Adam's (as the "
+                         "package's adam_step, checked against it in the tests).")
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)
