@@ -102,3 +102,37 @@ def test_every_heatmap_uses_the_one_colour_map_that_reads_in_both_themes(item):
         pytest.xfail("the page is being rewritten in parallel")
     assert set(CMAP.findall(block.code)) <= {COLOUR_MAP}, (
         f"{page}:{block.line}: a colour map other than {COLOUR_MAP}")
+
+
+def schematic(label_x: float):
+    """Two boxes joined by a labelled arrow, the label at ``label_x``."""
+    from matplotlib.patches import Rectangle
+
+    fig, ax = plt.subplots(figsize=(4, 1.5))
+    for x in (0.0, 3.0):
+        ax.add_patch(Rectangle((x, 0), 1, 1, facecolor="none", edgecolor="grey"))
+    ax.annotate("", (3.0, 0.5), (1.0, 0.5), arrowprops=dict(arrowstyle="->"))
+    ax.text(label_x, 0.6, "a label of some width", ha="center", va="bottom", fontsize=9)
+    ax.set_xlim(-0.1, 4.1)
+    ax.set_ylim(-0.1, 1.1)
+    ax.axis("off")
+    return fig
+
+
+def test_labels_that_collide_fail_the_figure_and_clear_ones_pass():
+    """The fault of ch02's first split/merge figure: an arrow's label wider than the arrow,
+    running into the boxes at its ends (and below the arrow, across it)."""
+    plt.close("all")
+    schematic(2.0)
+    assert figures.current_figure_svg("page.md:1", "clear").startswith(b"<?xml")
+    fig = schematic(0.9)  # over the edge of the first box
+    assert figures.label_collisions(fig) == ["'a label of some width' sticks out of a box"]
+    with pytest.raises(figures.CollidingLabels, match='"crowded".*sticks out of a box'):
+        figures.current_figure_svg("page.md:2", "crowded")
+    assert not plt.get_fignums()
+    fig = schematic(2.0)
+    fig.axes[0].texts[-1].set_y(0.45)  # the label (texts[0] is the arrow), on the arrow
+    assert figures.label_collisions(fig) == ["an arrow crosses 'a label of some width'"]
+    fig.axes[0].text(2.0, 0.47, "another")
+    assert "'a label of some width' overlaps 'another'" in figures.label_collisions(fig)
+    plt.close("all")
