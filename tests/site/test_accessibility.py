@@ -225,6 +225,62 @@ def test_the_figure_shown_matches_the_theme(browser, server, scheme, suffix):
     page.context.close()
 
 
+def test_a_wide_figure_opens_full_size_on_a_tap_and_from_the_keyboard(browser, server):
+    """At 390 px a schematic is shown at a fraction of its size: a tap on it opens it full
+    size in a dialog that scrolls; Esc closes it and the focus returns to the figure's
+    button, which Tab reaches and Enter presses (docs/javascripts/figures.js)."""
+    seen = visit(browser, server + CHAPTER_2, wait="load", viewport=PHONE, has_touch=True,
+                 color_scheme="light")
+    page = seen.page
+    figure = page.locator('article img[src$="ch02-attention-shapes.svg#only-light"]')
+    figure.scroll_into_view_if_needed()  # it loads lazily
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0",
+                           arg=figure.element_handle(), timeout=10_000)
+    natural, shown = figure.evaluate("img => [img.naturalWidth, img.clientWidth]")
+    assert shown < natural / 2, (shown, natural)  # the labels are drawn at under half size
+    button = page.locator("article .figure-open").first
+    button.wait_for(state="visible")
+    figure.tap()
+    dialog = page.locator("dialog.figure-dialog[open]")
+    dialog.wait_for(state="visible")
+    full = dialog.locator("img")
+    assert full.evaluate("img => img.clientWidth") == natural  # its own size, not the screen's
+    assert full.get_attribute("alt") == figure.get_attribute("alt")
+    view = dialog.locator(".figure-dialog__view")
+    assert view.evaluate("v => v.scrollWidth > v.clientWidth")  # wider than the phone: scrolls
+    assert page.evaluate("() => document.activeElement.textContent") == "Close"
+    assert announced(page, "dialog", "Figure at full size")["modal"] is True
+    page.keyboard.press("Escape")
+    assert not dialog.count()
+    assert page.evaluate("() => document.activeElement.classList.contains('figure-open')")
+    page.keyboard.press("Shift+Tab")  # away, then back with the keyboard alone
+    tab_until(page, "e.classList.contains('figure-open')", most=5)
+    page.keyboard.press("Enter")
+    dialog.wait_for(state="visible")
+    page.keyboard.press("Tab")  # from Close to the figure, which the arrow keys scroll
+    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "region"
+    page.keyboard.press("Escape")
+    assert not dialog.count()
+    assert not seen.failed and not seen.errors
+    page.context.close()
+
+
+def test_a_figure_that_fits_offers_no_full_size(browser, server):
+    """At a desktop width a figure narrower than the column has nothing to open."""
+    seen = visit(browser, server + "chapters/ch03-transformer-block/", wait="load",
+                 viewport=DESKTOP, color_scheme="light")
+    page = seen.page
+    figure = page.locator('article img[src$="ch03-model-pipeline.svg#only-light"]')
+    figure.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0",
+                           arg=figure.element_handle(), timeout=10_000)
+    settle(page)
+    assert figure.evaluate("img => img.naturalWidth <= img.clientWidth + 1")
+    button = figure.locator("xpath=following-sibling::button[1]")
+    assert button.count() == 1 and not button.is_visible()
+    page.context.close()
+
+
 # -- The keyboard alone -----------------------------------------------------------------
 
 def tab_until(page, condition: str, most: int = 40) -> None:
