@@ -27,9 +27,9 @@ def test_llama_config_is_read_field_by_field():
 
 
 @pytest.mark.parametrize("hf_config,match", [
-    (GPT2Config(activation_function="relu"), "only GELU tanh"),
-    (LlamaConfig(attention_bias=True), "only plain Llama"),
-    (LlamaConfig(hidden_size=64, num_attention_heads=4, head_dim=8), "only plain Llama"),
+    (GPT2Config(activation_function="relu"), "activation_function = 'relu'"),
+    (LlamaConfig(attention_bias=True), "attention_bias = True"),
+    (LlamaConfig(hidden_size=64, num_attention_heads=4, head_dim=8), "head_dim = 8"),
 ])
 def test_unsupported_configs_are_refused(hf_config, match):
     with pytest.raises(ValueError, match=match):

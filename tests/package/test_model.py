@@ -210,7 +210,7 @@ def test_forward_errors_name_the_problem():
         forward(params, config, np.array([0.5]))
     with pytest.raises(ValueError, match=r"positions must lie in 0..3, got 0..4"):
         forward(params, config, np.arange(5) % 10)
-    with pytest.raises(ValueError, match=r"positions must have shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"positions must be integers of shape \(2,\),"):
         forward(params, config, np.array([1, 2]), positions=np.arange(3))
 
 
