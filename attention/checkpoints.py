@@ -33,7 +33,7 @@ class Family:
     groups; a field in none of them is refused unless it has its default.
     """
     arch: str        # ModelConfig.arch
-    read: dict       # HF field -> ModelConfig field (or a function of the value)
+    read: dict       # HF field -> ModelConfig field (or (field, function))
     accepted: dict   # HF field -> the values implemented (or a test of config)
     inert: frozenset  # fields that do not change the logits in eval mode
 

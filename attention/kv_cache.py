@@ -84,8 +84,8 @@ def sliding_window_mask(n, window, *, n_sinks=0):
 # --8<-- [start:checks]
 def _check_cache_args(n_layers, window, n_sinks):
     """KVCache's arguments, or a ValueError naming the one at fault."""
-    if (isinstance(n_layers, bool) or not isinstance(n_layers, (int, np.integer))
-            or n_layers < 1):
+    if (isinstance(n_layers, bool)
+            or not isinstance(n_layers, (int, np.integer)) or n_layers < 1):
         raise ValueError(f"KVCache: n_layers must be a positive integer, "
                          f"got {n_layers!r}")
     window_mask([0], [0], window=window, n_sinks=n_sinks)  # checks both
