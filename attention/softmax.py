@@ -28,11 +28,12 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     if x.dtype.kind not in "biuf":  # complex, strings, objects: refused
         raise TypeError(f"softmax: x must hold real numbers, got {x.dtype}")
     out = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
-    x = x.astype(np.promote_types(out, np.float32))  # float16: float32
+    x = x.astype(np.promote_types(out, np.float32), copy=False)  # float16
     # initial=-inf: an empty axis has no largest entry to subtract
     shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     exps = np.exp(shifted)
-    return (exps / np.sum(exps, axis=axis, keepdims=True)).astype(out)
+    total = np.sum(exps, axis=axis, keepdims=True)
+    return (exps / total).astype(out, copy=False)
 # --8<-- [end:softmax]
 
 
