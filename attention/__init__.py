@@ -1,7 +1,39 @@
 """Attention from Scratch: the implementations that the course's pages teach.
 
 NumPy only at run time. Each module holds one idea and is shown on a page of the course
-by snippet, so the page and the package cannot drift apart.
+by snippet, so the page and the package cannot drift apart. Which module teaches what:
+
+Chapter 1, foundations
+    softmax           softmax, log_softmax, logsumexp: stable along any axis
+Chapter 2, self-attention
+    scaled_dot_product  attention(q, k, v): masks, scale, no-key and masked rows
+    self_attention    queries, keys, values as projections of the same tokens
+    masks             causal_mask (bottom-right), padding_mask
+    multi_head        multi-head and grouped-query attention, split/merge heads
+Chapter 3, the transformer block and the model
+    positions         sinusoidal encodings, RoPE (two layouts) and its permutation
+    norms             layer_norm, rms_norm
+    feed_forward      relu, gelu (exact and tanh), silu, the MLP, SwiGLU
+    blocks            attention_layer, the encoder, GPT-2 and Llama blocks
+    model             ModelConfig, init_params, forward, parameter_shapes
+    checkpoints       Hugging Face configs and state dicts -> ours (FAMILIES)
+    parameters        count_parameters from a configuration
+Chapter 4, generation
+    generation        the decoding loop (generate), left_pad
+    kv_cache          KVCache, cached_attention, windows and sinks, cache sizes
+    sampling          temperature, top-k, top-p, min-p, sample_next
+    beam_search       beam search and exhaustive search
+Chapter 5, attention at scale
+    blocked           tiled attention with an online softmax (FlashAttention's idea)
+    _blas_threads     running tiles on threads with BLAS single-threaded
+Chapter 6, backpropagation
+    backward          the backward passes by hand (see attention.backward)
+    loss              cross_entropy and its gradient
+    optim             sgd_step, Adam and AdamW
+    training          the reverse task, train, accuracy
+
+Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
+its shape or value, and what was expected.
 """
 
 from attention.softmax import log_softmax, logsumexp, softmax

@@ -20,18 +20,49 @@ import numpy as np
 # --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
+def _check_search(prompt, beam_width, max_new_tokens):
+    """beam_search's prompt as int64 ids (n,), or a ValueError."""
+    for name, value, low in (("beam_width", beam_width, 1),
+                             ("max_new_tokens", max_new_tokens, 0)):
+        if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                or value < low):
+            kind = "positive" if low else "non-negative"
+            raise ValueError(f"beam_search: {name} must be a {kind} "
+                             f"integer, got {value!r}")
+    ids = np.asarray(prompt)
+    if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
+        raise ValueError(f"beam_search: prompt must be a 1-D sequence of "
+                         f"integer token ids, got {prompt!r}")
+    return ids.astype(np.int64)
+
+
+def _check_log_probs(log_probs, n_beams):
+    """The model's answer: real (n_beams, vocab_size), no NaN."""
+    log_probs = np.asarray(log_probs)
+    if (log_probs.ndim != 2 or log_probs.shape[0] != n_beams
+            or log_probs.shape[1] < 1 or log_probs.dtype.kind not in "iuf"):
+        raise ValueError(f"beam_search: next_log_probs must return real "
+                         f"log-probabilities of shape ({n_beams}, vocab_size) "
+                         f"for {n_beams} beams, got dtype {log_probs.dtype} "
+                         f"and shape {log_probs.shape}")
+    if np.isnan(log_probs).any():
+        row = int(np.argmax(np.isnan(log_probs).any(axis=-1)))
+        raise ValueError(f"beam_search: next_log_probs returned NaN for "
+                         f"beam {row}: {log_probs[row]}")
+    return log_probs
+# --8<-- [end:checks]
+
+
 # --8<-- [start:beam_search]
 def beam_search(next_log_probs, prompt, *, beam_width, max_new_tokens):
     """The beam_width best continuations found, best first: sequences
     (w, n + new) and scores (w,), the sums of the new tokens' log-probs."""
-    w = beam_width
-    if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
-        raise ValueError(f"beam_search: beam_width must be a positive "
-                         f"integer, got {beam_width!r}")
-    beams = np.asarray(prompt, dtype=np.int64)[None, :]  # (1, n): the prompt
+    prompt = _check_search(prompt, beam_width, max_new_tokens)
+    beams = prompt[None, :]                              # (1, n): the prompt
     scores = np.zeros(1)                                 # (1,)
     for _ in range(max_new_tokens):
-        log_probs = np.asarray(next_log_probs(beams))    # (beams, vocab)
+        log_probs = _check_log_probs(next_log_probs(beams), len(beams))
         vocab_size = log_probs.shape[-1]
         total = scores[:, None] + log_probs  # (beams, vocab): every extension
         best = np.argsort(-total, axis=None, kind="stable")[:beam_width]

@@ -15,6 +15,9 @@ What changes on the way:
 """
 
 # --8<-- [start:imports]
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
 
 from attention.model import ModelConfig, parameter_shapes
@@ -22,41 +25,131 @@ from attention.model import ModelConfig, parameter_shapes
 
 
 # --8<-- [start:config_from_hf]
+@dataclass(frozen=True)
+class Family:
+    """How one Hugging Face model family maps onto ModelConfig.
+
+    Every field of the Hugging Face configuration falls in one of three
+    groups; a field in none of them is refused unless it has its default.
+    """
+    arch: str        # ModelConfig.arch
+    read: dict       # HF field -> ModelConfig field (or (field, function))
+    accepted: dict   # HF field -> the values implemented (or a test of config)
+    inert: frozenset  # fields that do not change the logits in eval mode
+
+
+# Fields every PretrainedConfig has. None changes what forward computes:
+# what the model returns (hidden states, dict or tuple), its labels, its dtype
+# (the arrays come with their own), and chunking, which GPT-2 and Llama never
+# use.
+COMMON_INERT = frozenset({
+    "transformers_version", "architectures", "output_hidden_states",
+    "return_dict", "dtype", "chunk_size_feed_forward", "id2label", "label2id",
+    "problem_type", "use_cache", "bos_token_id", "eos_token_id",
+    "pad_token_id", "initializer_range"})
+COMMON_ACCEPTED = {"is_encoder_decoder": (False,)}
+
+
+def _rope_theta(rope):
+    """Llama's rope_parameters -> RoPE's base; only unscaled RoPE."""
+    rope = rope or {"rope_type": "default", "rope_theta": 10000.0}
+    extra = set(rope) - {"rope_type", "rope_theta"}
+    if rope.get("rope_type", "default") != "default" or extra:
+        raise ValueError(f"config_from_hf: rope_parameters {rope} is not "
+                         f"implemented; only unscaled RoPE (rope_type "
+                         f"'default' and rope_theta)")
+    return float(rope.get("rope_theta", 10000.0))
+
+
+FAMILIES = {
+    "gpt2": Family(
+        arch="gpt2",
+        read={"vocab_size": "vocab_size", "n_embd": "d_model",
+              "n_layer": "n_layers", "n_head": "n_heads", "n_inner": "d_ff",
+              "n_positions": "max_positions",
+              "layer_norm_epsilon": "norm_eps",
+              "tie_word_embeddings": "tie_embeddings"},
+        accepted={"activation_function": ("gelu_new", "gelu_pytorch_tanh"),
+                  "scale_attn_weights": (True,),
+                  "scale_attn_by_inverse_layer_idx": (False,),
+                  "reorder_and_upcast_attn": (False,),  # float32 inside
+                  "add_cross_attention": (False,)},
+        # dropout (training only) and GPT2DoubleHeadsModel's summary head
+        inert=frozenset({"resid_pdrop", "embd_pdrop", "attn_pdrop",
+                         "summary_type", "summary_use_proj",
+                         "summary_activation", "summary_proj_to_labels",
+                         "summary_first_dropout"})),
+    "llama": Family(
+        arch="llama",
+        read={"vocab_size": "vocab_size", "hidden_size": "d_model",
+              "num_hidden_layers": "n_layers",
+              "num_attention_heads": "n_heads",
+              "num_key_value_heads": "n_kv_heads",
+              "intermediate_size": "d_ff",
+              "max_position_embeddings": "max_positions",
+              "rms_norm_eps": "norm_eps",
+              "tie_word_embeddings": "tie_embeddings",
+              "rope_parameters": ("rope_base", _rope_theta)},
+        accepted={"hidden_act": ("silu",), "attention_bias": (False,),
+                  "mlp_bias": (False,),
+                  # d_head is d_model / n_heads here
+                  "head_dim": lambda c: c.head_dim in (
+                      None, c.hidden_size // c.num_attention_heads)},
+        # dropout (training only); pretraining_tp splits no product in 5.x
+        inert=frozenset({"attention_dropout", "pretraining_tp"})),
+}
+
+
 def config_from_hf(hf_config):
-    """A ModelConfig from a Hugging Face GPT2Config or LlamaConfig."""
+    """A ModelConfig from a Hugging Face configuration of a family in
+    FAMILIES (GPT2Config, LlamaConfig).
+
+    Refuses, naming the field, every setting this package does not
+    implement, so a converted model computes what Hugging Face's does.
+    """
     c = hf_config
-    if c.model_type == "gpt2":
-        if c.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
-            raise ValueError(
-                f"config_from_hf: GPT-2 with {c.activation_function!r}; "
-                "only GELU tanh is supported")
-        return ModelConfig(
-            arch="gpt2", vocab_size=c.vocab_size, d_model=c.n_embd,
-            n_layers=c.n_layer, n_heads=c.n_head,
-            d_ff=c.n_inner or 4 * c.n_embd, max_positions=c.n_positions,
-            norm_eps=c.layer_norm_epsilon,
-            tie_embeddings=c.tie_word_embeddings)
-    if c.model_type == "llama":
-        d_head = (getattr(c, "head_dim", None)
-                  or c.hidden_size // c.num_attention_heads)
-        rope = getattr(c, "rope_parameters", None) or {}
-        theta = rope.get("rope_theta", getattr(c, "rope_theta", 10000.0))
-        if (c.hidden_act != "silu" or c.attention_bias or c.mlp_bias
-                or d_head * c.num_attention_heads != c.hidden_size
-                or rope.get("rope_type", "default") != "default"):
-            raise ValueError(
-                "config_from_hf: only plain Llama is supported (SiLU, no "
-                "biases, d_head = d_model / n_heads, unscaled RoPE)")
-        return ModelConfig(
-            arch="llama", vocab_size=c.vocab_size, d_model=c.hidden_size,
-            n_layers=c.num_hidden_layers, n_heads=c.num_attention_heads,
-            n_kv_heads=c.num_key_value_heads, d_ff=c.intermediate_size,
-            max_positions=c.max_position_embeddings, norm_eps=c.rms_norm_eps,
-            rope_base=float(theta), rope_layout="halves",
-            tie_embeddings=c.tie_word_embeddings)
-    raise ValueError(f"config_from_hf: model_type {c.model_type!r} "
-                     "is neither gpt2 nor llama")
+    family = FAMILIES.get(getattr(c, "model_type", None))
+    if family is None:
+        raise ValueError(f"config_from_hf: model_type "
+                         f"{getattr(c, 'model_type', None)!r} is not one of "
+                         f"{sorted(FAMILIES)}")
+    _refuse_unimplemented(c, family)
+    fields = {"arch": family.arch}
+    for hf_name, ours in family.read.items():
+        value = getattr(c, hf_name)
+        if isinstance(ours, tuple):  # (our field, conversion)
+            ours, convert = ours
+            value = convert(value)
+        fields[ours] = value
+    if family.arch == "llama":
+        fields["rope_layout"] = "halves"  # Hugging Face's rotate_half
+    return ModelConfig(**fields)
 # --8<-- [end:config_from_hf]
+
+
+def _refuse_unimplemented(c, family):
+    """A ValueError naming the first field whose value is not implemented."""
+    accepted = COMMON_ACCEPTED | family.accepted
+    for name, allowed in accepted.items():
+        value = getattr(c, name, None)
+        ok = allowed(c) if callable(allowed) else value in allowed
+        if not ok:
+            what = ("" if callable(allowed) else
+                    f"; implemented: {', '.join(map(repr, allowed))}")
+            raise ValueError(f"config_from_hf: {type(c).__name__}.{name} = "
+                             f"{value!r} is not implemented{what}")
+    known = set(family.read) | set(accepted) | family.inert | COMMON_INERT
+    if not dataclasses.is_dataclass(c):
+        return
+    for field in dataclasses.fields(c):
+        if field.name in known or field.default is dataclasses.MISSING:
+            continue
+        value = getattr(c, field.name, field.default)
+        if value != field.default:
+            raise ValueError(
+                f"config_from_hf: {type(c).__name__}.{field.name} = "
+                f"{value!r} is a setting this converter does not know; only "
+                f"its default {field.default!r} is accepted")
 
 
 # --8<-- [start:hf_names]
@@ -101,13 +194,16 @@ def _llama(sd, i):
 # --8<-- [start:from_hf_state_dict]
 def from_hf_state_dict(state_dict, config):
     """Our flat parameter dict from a GPT2LMHeadModel or LlamaForCausalLM
-    state dict (values: NumPy arrays). Shapes are checked against config."""
+    state dict (values: NumPy arrays of floats). Shapes are checked against
+    config; a key that config has no place for is refused."""
+    sd = _Reads(_check_state(state_dict, config))
     try:
-        params = _rename(dict(state_dict), config)
+        params = _rename(sd, config)
     except KeyError as missing:
         raise ValueError(
             f"from_hf_state_dict: the state dict has no {missing} "
             f"(is it a {config.arch} model of this config?)") from None
+    _refuse_unread(sd, params, config)
     expected = parameter_shapes(config)
     for name, shape in expected.items():
         got = np.shape(params.get(name))
@@ -116,6 +212,55 @@ def from_hf_state_dict(state_dict, config):
                              f"{shape} for this config, got {got}")
     # Copies: contiguous arrays that no longer share memory with the source.
     return {name: np.array(params[name]) for name in expected}
+
+
+class _Reads(dict):
+    """A dict that remembers which keys were read."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.read = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def _check_state(state_dict, config):
+    """Every value a floating array; GPT-2's c_attn splits in three."""
+    sd = dict(state_dict)
+    for key, value in sd.items():
+        kind = np.asarray(value).dtype
+        if kind.kind != "f":
+            raise ValueError(f"from_hf_state_dict: {key} must be an array of "
+                             f"floats, got dtype {kind}")
+        if key.endswith(("attn.c_attn.weight", "attn.c_attn.bias")):
+            width = np.shape(value)[-1] if np.ndim(value) else 0
+            if width != 3 * config.d_model:
+                raise ValueError(
+                    f"from_hf_state_dict: {key} packs W_q, W_k, W_v side by "
+                    f"side: its last axis must be 3 * d_model = "
+                    f"{3 * config.d_model}, got shape {np.shape(value)}")
+    return sd
+
+
+def _refuse_unread(sd, params, config):
+    """Keys the conversion did not read: other layers, other modules."""
+    unread = set(sd) - sd.read
+    if config.tie_embeddings and "lm_head.weight" in unread:
+        # A tied checkpoint may store the head too: it must be the embedding.
+        unread.discard("lm_head.weight")
+        head = dict.__getitem__(sd, "lm_head.weight")
+        if not np.array_equal(head, params["embed.tokens"]):
+            raise ValueError("from_hf_state_dict: lm_head.weight differs from "
+                             "the token embedding, but the config ties them "
+                             "(tie_embeddings=True)")
+    if unread:
+        names = sorted(unread)
+        raise ValueError(
+            f"from_hf_state_dict: {len(names)} keys have no place in this "
+            f"config ({config.arch}, n_layers={config.n_layers}): "
+            f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''}")
 
 
 def _rename(sd, config):

@@ -21,9 +21,47 @@ from attention.sampling import sample_next
 # --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
+def _check_prompts(prompts):
+    """left_pad's prompts: a non-empty list of sequences of integer ids."""
+    if isinstance(prompts, np.ndarray) and prompts.ndim == 2:
+        prompts = list(prompts)
+    if not isinstance(prompts, (list, tuple)) or not prompts:
+        raise ValueError(f"left_pad: prompts must be a non-empty list of "
+                         f"token id sequences, got {prompts!r}")
+    for b, prompt in enumerate(prompts):
+        p = np.asarray(prompt)
+        if p.ndim != 1 or (p.size and p.dtype.kind not in "iu"):
+            raise ValueError(f"left_pad: prompt {b} must be a sequence of "
+                             f"integer ids, got {prompt!r}")
+
+
+def _check_generate(config, ids, max_new_tokens, stop_token):
+    """generate's token ids (batch, n), or a ValueError naming the fault."""
+    if (isinstance(max_new_tokens, bool)
+            or not isinstance(max_new_tokens, (int, np.integer))
+            or max_new_tokens < 0):
+        raise ValueError(f"generate: max_new_tokens must be a non-negative "
+                         f"integer, got {max_new_tokens!r}")
+    if stop_token is not None and (
+            isinstance(stop_token, bool)
+            or not isinstance(stop_token, (int, np.integer))
+            or not 0 <= stop_token < config.vocab_size):
+        raise ValueError(f"generate: stop_token must be None or a token id "
+                         f"in 0..{config.vocab_size - 1}, got {stop_token!r}")
+    ids = np.asarray(ids)
+    if ids.ndim not in (1, 2) or ids.size == 0:
+        raise ValueError(f"generate: token_ids must be a prompt of at least "
+                         f"one token, shape (n,) or (batch, n), got shape "
+                         f"{ids.shape}")
+    return np.atleast_2d(ids)  # (batch, n)
+# --8<-- [end:checks]
+
+
 # --8<-- [start:left_pad]
 def left_pad(prompts, pad_id=0):
     """Prompts of different lengths -> token_ids, valid, both (batch, n)."""
+    _check_prompts(prompts)
     n = max(len(p) for p in prompts)
     ids = np.full((len(prompts), n), pad_id, dtype=np.int64)
     valid = np.zeros((len(prompts), n), dtype=bool)
@@ -48,8 +86,8 @@ def generate(params, config, token_ids, *, max_new_tokens, valid=None,
     ends when all are finished. on_step(step, logits (batch, vocab)) sees
     the logits each token was chosen from. Returns (batch, n + new) ids.
     """
-    ids = np.atleast_2d(np.asarray(token_ids))
-    valid = np.ones(ids.shape, bool) if valid is None else np.asarray(valid)
+    ids = _check_generate(config, token_ids, max_new_tokens, stop_token)
+    valid = np.ones(ids.shape, bool) if valid is None else np.atleast_2d(valid)
     cache = KVCache(config.n_layers, window=window, n_sinks=n_sinks)
     if use_cache:  # prefill: the whole prompt at once
         logits = forward(params, config, ids, valid=valid, cache=cache)

@@ -62,6 +62,10 @@ def window_mask(query_positions, key_positions, *, window=None, n_sinks=0):
             window, (int, np.integer)) or window < 1):
         raise ValueError(f"window must be a positive integer or None, "
                          f"got {window!r}")
+    if (isinstance(n_sinks, bool) or not isinstance(n_sinks, (int, np.integer))
+            or n_sinks < 0):
+        raise ValueError(f"n_sinks must be a non-negative integer, "
+                         f"got {n_sinks!r}")
     qp = np.asarray(query_positions)[:, None]  # (n_q, 1)
     kp = np.asarray(key_positions)[None, :]    # (1, n_k)
     allowed = kp <= qp
@@ -75,6 +79,62 @@ def sliding_window_mask(n, window, *, n_sinks=0):
     positions = np.arange(n)
     return window_mask(positions, positions, window=window, n_sinks=n_sinks)
 # --8<-- [end:window_mask]
+
+
+# --8<-- [start:checks]
+def _check_cache_args(n_layers, window, n_sinks):
+    """KVCache's arguments, or a ValueError naming the one at fault."""
+    if (isinstance(n_layers, bool)
+            or not isinstance(n_layers, (int, np.integer)) or n_layers < 1):
+        raise ValueError(f"KVCache: n_layers must be a positive integer, "
+                         f"got {n_layers!r}")
+    window_mask([0], [0], window=window, n_sinks=n_sinks)  # checks both
+
+
+def _check_update(cache, layer, k, v, valid):
+    """update's arguments against the cache; returns valid (batch, n_new)."""
+    n_layers = len(cache.keys)
+    if (isinstance(layer, bool) or not isinstance(layer, (int, np.integer))
+            or not 0 <= layer < n_layers):
+        raise ValueError(f"KVCache.update: layer must be an integer in "
+                         f"0..{n_layers - 1}, got {layer!r}")
+    k, v = np.asarray(k), np.asarray(v)
+    if k.ndim != 4 or v.shape[:-1] != k.shape[:-1]:
+        raise ValueError(f"KVCache.update: k and v must be (batch, "
+                         f"n_kv_heads, n_new, d_head), got k {k.shape} and "
+                         f"v {v.shape}")
+    kept = cache.keys[layer]
+    if kept is not None and (kept.shape[:2] != k.shape[:2]
+                             or kept.shape[-1] != k.shape[-1]
+                             or cache.values[layer].shape[-1] != v.shape[-1]):
+        raise ValueError(f"KVCache.update: layer {layer} holds keys "
+                         f"{kept.shape} and values "
+                         f"{cache.values[layer].shape}; new k {k.shape} and "
+                         f"v {v.shape} do not fit (batch, heads, d_head)")
+    if cache.valid is not None and cache.valid.shape[0] != k.shape[0]:
+        raise ValueError(f"KVCache.update: the cache holds a batch of "
+                         f"{cache.valid.shape[0]}, got k {k.shape}")
+    n_new = k.shape[-2]
+    if valid is None:
+        return np.ones((k.shape[0], n_new), bool)
+    valid = np.asarray(valid)
+    if valid.shape != (k.shape[0], n_new) or valid.dtype != np.bool_:
+        raise ValueError(f"KVCache.update: valid must be booleans of shape "
+                         f"{(k.shape[0], n_new)}, got dtype {valid.dtype} "
+                         f"and shape {valid.shape}")
+    return valid
+
+
+def _check_advance(cache, n_new):
+    """advance(n_new) must follow update() with the same n_new."""
+    pending = getattr(cache, "_pending", None)
+    if pending is None:
+        raise ValueError("KVCache.advance: no update() since the last "
+                         "advance(); call update() for every layer first")
+    if isinstance(n_new, bool) or n_new != pending[-1]:
+        raise ValueError(f"KVCache.advance: update() was given "
+                         f"{pending[-1]} new tokens, got n_new={n_new!r}")
+# --8<-- [end:checks]
 
 
 # --8<-- [start:kv_cache]
@@ -93,7 +153,7 @@ class KVCache:
     """
 
     def __init__(self, n_layers, *, window=None, n_sinks=0):
-        window_mask([0], [0], window=window)  # checks the window
+        _check_cache_args(n_layers, window, n_sinks)
         self.window, self.n_sinks = window, n_sinks
         # Per layer: (batch, n_kv_heads, kept, d_head), None before the first.
         self.keys = [None] * n_layers
@@ -102,6 +162,7 @@ class KVCache:
         self.valid = None   # (batch, kept): True on real tokens, False on <pad>
         self.length = 0     # slots seen so far: the next token's slot
         self.n_real = 0     # (batch,) real tokens seen so far per sequence
+        self._pending = None  # what advance() commits: set by update()
 
     def new_positions(self, n_new):
         """The slots of the next n_new tokens: length .. length + n_new - 1."""
@@ -113,9 +174,8 @@ class KVCache:
         Returns (keys, values, key_positions, key_valid): the kept slots
         and the new ones. valid (batch, n_new): False on <pad> tokens.
         """
+        valid = _check_update(self, layer, k, v, valid)  # (batch, n_new)
         n_new = k.shape[-2]
-        if valid is None:
-            valid = np.ones((k.shape[0], n_new), bool)
         if self.keys[layer] is None:  # first call: nothing kept yet
             self.keys[layer], self.values[layer] = k[..., :0, :], v[..., :0, :]
             if self.valid is None:
@@ -128,14 +188,17 @@ class KVCache:
         keep = self._keep(positions, self.length + n_new)
         self.keys[layer] = keys[..., keep, :]
         self.values[layer] = values[..., keep, :]
-        self._pending = positions[keep], key_valid[:, keep], valid.sum(-1)
+        self._pending = (positions[keep], key_valid[:, keep], valid.sum(-1),
+                         n_new)
         return keys, values, positions, key_valid
 
     def advance(self, n_new):
         """After the last layer: the n_new tokens are now in the cache."""
-        self.positions, self.valid, n_real_new = self._pending
+        _check_advance(self, n_new)
+        self.positions, self.valid, n_real_new, _ = self._pending
         self.n_real = self.n_real + n_real_new
         self.length += n_new
+        self._pending = None
 
     def _keep(self, positions, next_slot):
         """Which slots a query at next_slot or later can still see."""

@@ -19,29 +19,48 @@ def _log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-def _check(logits, targets):
+def _check(logits, targets, ignore_index):
     logits, targets = np.asarray(logits), np.asarray(targets)
+    if (logits.dtype.kind not in "iuf" or logits.ndim < 1
+            or logits.shape[-1] < 1):
+        raise ValueError(f"cross_entropy: logits must be real numbers of "
+                         f"shape (..., vocab_size), got dtype {logits.dtype} "
+                         f"and shape {logits.shape}")
     if (logits.shape[:-1] != targets.shape
             or not np.issubdtype(targets.dtype, np.integer)):
         raise ValueError(
             f"cross_entropy: logits (..., vocab_size) {logits.shape} need "
             f"integer targets of shape {logits.shape[:-1]}, got "
             f"{targets.shape} {targets.dtype}")
+    vocab_size = logits.shape[-1]
+    outside = (targets != ignore_index) & ((targets < 0)
+                                           | (targets >= vocab_size))
+    if outside.any():
+        raise ValueError(
+            f"cross_entropy: targets must lie in 0..{vocab_size - 1} or "
+            f"equal ignore_index={ignore_index}, got "
+            f"{targets[outside][0]} at {np.argwhere(outside)[0].tolist()}")
     return logits, targets
 
 
 def cross_entropy(logits, targets, *, ignore_index=-100):
-    """Mean of -log softmax(logits)[target] over targets != ignore_index."""
-    logits, targets = _check(logits, targets)
+    """Mean of -log softmax(logits)[target] over targets != ignore_index.
+
+    Nothing counted (no tokens, or all ignored) gives nan, as in PyTorch;
+    an ignored row counts for nothing even if it holds NaN.
+    """
+    logits, targets = _check(logits, targets, ignore_index)
     counted = targets != ignore_index  # (...)
+    if not counted.any():
+        return float("nan")  # the mean of nothing (PyTorch: 0 / 0)
     picked = np.where(counted, targets, 0)[..., None]  # (..., 1)
     log_p = np.take_along_axis(_log_softmax(logits), picked, axis=-1)
-    return float(-np.sum(log_p[..., 0] * counted) / max(counted.sum(), 1))
+    return float(-np.sum(log_p[..., 0], where=counted) / counted.sum())
 
 
 def cross_entropy_backward(logits, targets, *, ignore_index=-100):
     """∂(cross_entropy)/∂logits: (softmax - onehot) / N, 0 where ignored."""
-    logits, targets = _check(logits, targets)
+    logits, targets = _check(logits, targets, ignore_index)
     counted = targets != ignore_index  # (...)
     picked = np.where(counted, targets, 0)[..., None]  # (..., 1)
     d_logits = np.exp(_log_softmax(logits))  # softmax, (..., vocab_size)

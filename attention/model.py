@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.blocks import gpt2_block, llama_block
-from attention.kv_cache import attend_functions, positions_for
+from attention.kv_cache import KVCache, attend_functions, positions_for
 from attention.norms import layer_norm, rms_norm
 # --8<-- [end:imports]
 
@@ -36,6 +36,18 @@ from attention.norms import layer_norm, rms_norm
 ARCHS = ("gpt2", "llama")
 SIZES = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff",
          "max_positions")
+
+
+def _is_int(value):
+    """An integer (NumPy's included), but not a bool."""
+    return (isinstance(value, (int, np.integer))
+            and not isinstance(value, (bool, np.bool_)))
+
+
+def _is_real(value):
+    """A real number (NumPy's included), but not a bool."""
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_)))
 
 
 def _complete_and_check(c):
@@ -49,10 +61,21 @@ def _complete_and_check(c):
                          f"got {c.arch!r}")
     for name in SIZES:
         value = getattr(c, name)
-        if (isinstance(value, bool) or not isinstance(value, int)
-                or value < 1):
+        if not _is_int(value) or value < 1:
             raise ValueError(f"ModelConfig: {name} must be a positive "
                              f"integer, got {value!r}")
+        object.__setattr__(c, name, int(value))  # np.int64(8) -> 8
+    for name, low in (("norm_eps", "0 <="), ("rope_base", "0 <")):
+        value = getattr(c, name)
+        if (not _is_real(value) or not np.isfinite(value)
+                or value < 0 or (value == 0 and low == "0 <")):
+            raise ValueError(f"ModelConfig: {name} must be a finite number "
+                             f"with {low} {name}, got {value!r}")
+        object.__setattr__(c, name, float(value))
+    if not isinstance(c.tie_embeddings, (bool, np.bool_)):
+        raise ValueError(f"ModelConfig: tie_embeddings must be True or "
+                         f"False, got {c.tie_embeddings!r}")
+    object.__setattr__(c, "tie_embeddings", bool(c.tie_embeddings))
     if c.d_model % c.n_heads:
         raise ValueError(f"ModelConfig: d_model = {c.d_model} is not "
                          f"divisible by n_heads = {c.n_heads}")
@@ -69,10 +92,11 @@ def _complete_and_check(c):
                          f"'interleaved', got {c.rope_layout!r}")
 
 
-def _check_ids(config, ids, positions):
-    """token_ids and positions as arrays, or a ValueError that names them."""
+def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
+    """forward's inputs as arrays: ids and valid (batch, n), positions
+    (n,) or (batch, n); or a ValueError that names the one at fault."""
     ids = np.asarray(ids)
-    if ids.ndim not in (1, 2) or not np.issubdtype(ids.dtype, np.integer):
+    if ids.ndim not in (1, 2) or ids.dtype.kind not in "iu":
         raise ValueError(f"forward: token_ids must be integers of shape (n,) "
                          f"or (batch, n), got dtype {ids.dtype} and shape "
                          f"{ids.shape}")
@@ -80,16 +104,42 @@ def _check_ids(config, ids, positions):
         raise ValueError(f"forward: token ids must lie in "
                          f"0..{config.vocab_size - 1}, "
                          f"got {ids.min()}..{ids.max()}")
+    shape, ids = ids.shape, np.atleast_2d(ids)  # ids: (batch, n)
+    if valid is not None:
+        valid = np.asarray(valid)
+        if valid.shape != shape or valid.dtype != np.bool_:
+            raise ValueError(f"forward: valid must be booleans of the shape "
+                             f"of token_ids, {shape}, got dtype {valid.dtype} "
+                             f"and shape {valid.shape}")
+        valid = np.atleast_2d(valid)  # (batch, n)
+    if cache is not None and not isinstance(cache, KVCache):
+        raise TypeError(f"forward: cache must be a KVCache, got "
+                        f"{type(cache).__name__}")
+    if cache is not None and (window is not None or n_sinks):
+        if (window, n_sinks) != (cache.window, cache.n_sinks):
+            raise ValueError(
+                f"forward: with a cache the window is the cache's "
+                f"(window={cache.window}, n_sinks={cache.n_sinks}); got "
+                f"window={window!r}, n_sinks={n_sinks!r}: pass them to "
+                f"KVCache instead")
     n = ids.shape[-1]
-    positions = np.arange(n) if positions is None else np.asarray(positions)
-    if positions.shape not in ((n,), ids.shape):
-        raise ValueError(f"forward: positions must have shape ({n},) or "
-                         f"{ids.shape}, got {positions.shape}")
+    if positions is None:
+        positions = positions_for(n, cache=cache, valid=valid)
+    else:
+        positions = np.asarray(positions)
+        if positions.shape not in ((n,), shape) or (
+                positions.dtype.kind not in "iu"):
+            shapes = f"({n},)" + ("" if len(shape) == 1 else f" or {shape}")
+            raise ValueError(f"forward: positions must be integers of shape "
+                             f"{shapes}, got dtype {positions.dtype} and "
+                             f"shape {positions.shape}")
+        if positions.ndim == 2:
+            positions = np.atleast_2d(positions)  # (batch, n)
     if n and (positions.min() < 0 or positions.max() >= config.max_positions):
         raise ValueError(f"forward: positions must lie in "
                          f"0..{config.max_positions - 1}, "
                          f"got {positions.min()}..{positions.max()}")
-    return ids, positions
+    return ids, positions, valid
 # --8<-- [end:checks]
 
 
@@ -203,14 +253,12 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     cache: a ``KVCache`` the tokens are appended to and attend over;
     window, n_sinks: sliding-window attention (``attention.kv_cache``).
     """
-    if positions is None and (cache is not None or valid is not None):
-        positions = positions_for(np.shape(token_ids)[-1], cache=cache,
-                                  valid=valid)
-    ids, positions = _check_ids(config, token_ids, positions)
+    single = np.ndim(token_ids) == 1  # (n,): give (n, vocab) back
+    ids, positions, valid = _check_inputs(config, token_ids, positions, valid,
+                                          cache, window, n_sinks)
+    # ids, valid: (batch, n); positions: (n,) or (batch, n)
     attend_fns = attend_functions(config.n_layers, ids.shape[-1], cache=cache,
                                   valid=valid, window=window, n_sinks=n_sinks)
-    single = ids.ndim == 1
-    ids = ids[None] if single else ids                    # (batch, n)
     gpt2 = config.arch == "gpt2"
     x = params["embed.tokens"][ids]                       # (batch, n, d_model)
     if gpt2:

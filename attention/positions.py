@@ -29,6 +29,14 @@ def _check_d(fn, name, d):
             or d < 2 or d % 2):
         raise ValueError(f"{fn}: {name} must be an even integer >= 2, "
                          f"got {d!r}")
+
+
+def _check_base(fn, base):
+    # base ** (-2i / d) must be a frequency: base 0 or < 0 gives inf or NaN
+    if (isinstance(base, bool) or not isinstance(base, (int, float, np.number))
+            or not 0 < base < np.inf):
+        raise ValueError(f"{fn}: base must be a finite number > 0, "
+                         f"got {base!r}")
 # --8<-- [end:checks]
 
 
@@ -40,6 +48,7 @@ def sinusoidal_positions(n, d_model, base=10000.0):
     with w_i = base ** (-2i / d_model): one frequency per pair of features.
     """
     _check_d("sinusoidal_positions", "d_model", d_model)
+    _check_base("sinusoidal_positions", base)
     p = np.arange(n, dtype=np.float64)[:, None]                 # (n, 1)
     w = base ** (-np.arange(0, d_model, 2) / d_model)          # (d_model/2,)
     angles = p * w                                              # (n, d_model/2)
@@ -58,6 +67,7 @@ def rope_angles(positions, d_head, base=10000.0):
     (..., n, d_head / 2), in float64.
     """
     _check_d("rope_angles", "d_head", d_head)
+    _check_base("rope_angles", base)
     # 1 / base**(2i/d), written as Hugging Face writes it: base**(-2i/d) can
     # differ in the last bit, which position 8,000 turns into 1e-12.
     inv_freq = 1.0 / base ** (np.arange(0, d_head, 2) / d_head)  # (d_head/2,)

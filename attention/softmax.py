@@ -21,14 +21,19 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     Softmax is unchanged when one constant is subtracted from every
     entry, so we subtract the largest entry first: the biggest
     exponent is then exp(0) = 1 and nothing overflows.
-    The result keeps the dtype of ``x`` (float32 stays float32).
+    The result keeps the dtype of ``x`` (float32 stays float32); float16
+    is summed in float32, where 70,000 ones do not overflow.
     """
     x = np.asarray(x)
-    if not np.issubdtype(x.dtype, np.floating):
-        x = x.astype(np.float64)  # integers, booleans: use float64
-    shifted = x - np.max(x, axis=axis, keepdims=True)
+    if x.dtype.kind not in "biuf":  # complex, strings, objects: refused
+        raise TypeError(f"softmax: x must hold real numbers, got {x.dtype}")
+    out = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    x = x.astype(np.promote_types(out, np.float32), copy=False)  # float16
+    # initial=-inf: an empty axis has no largest entry to subtract
+    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     exps = np.exp(shifted)
-    return exps / np.sum(exps, axis=axis, keepdims=True)
+    total = np.sum(exps, axis=axis, keepdims=True)
+    return (exps / total).astype(out, copy=False)
 # --8<-- [end:softmax]
 
 

@@ -40,6 +40,10 @@ class ReverseTask:
     def batch(self, rng, size):
         """(ids, targets), (size, n) each: targets are the next tokens, -100
         (not scored) except for the reversed symbols."""
+        if (isinstance(size, bool) or not isinstance(size, (int, np.integer))
+                or size < 1):
+            raise ValueError(f"ReverseTask.batch: size must be a positive "
+                             f"integer, got {size!r}")
         a = rng.integers(1, self.symbols + 1, size=(size, self.length))
         sep = np.full((size, 1), SEPARATOR)
         seq = np.concatenate([a, sep, a[:, ::-1]], axis=1)  # (size, n + 1)
@@ -72,6 +76,10 @@ def accuracy(params, config, ids, targets):
     """
     predicted = forward(params, config, ids).argmax(axis=-1)  # (batch, n)
     scored = targets != -100
+    if predicted.shape != np.shape(targets) or not scored.any():
+        raise ValueError(f"accuracy: targets must have the shape of ids, "
+                         f"{predicted.shape}, and score a token (not all "
+                         f"-100), got shape {np.shape(targets)}")
     right = (predicted == targets) | ~scored
     return float(right[scored].mean()), float(right.all(axis=1).mean())
 # --8<-- [end:train]

@@ -104,3 +104,14 @@ def check_tile_sizes(fn, block_q, block_k):
                 or size < 1):
             raise ValueError(f"{fn}: {name} must be a positive integer, "
                              f"got {size!r}")
+
+
+def check_weights(fn, weights, d_out, k):
+    """The kept P must be the forward's: (..., n_q, n_k) of the output."""
+    if weights is None:
+        return
+    expected = d_out.shape[:-1] + (k.shape[-2],)
+    if np.shape(weights) != expected:
+        raise ValueError(f"{fn}: weights must be the forward's P of shape "
+                         f"{expected} (..., n_q, n_k), got "
+                         f"{np.shape(weights)}")

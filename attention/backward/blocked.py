@@ -86,8 +86,8 @@ def blocked_attention_backward(d_out, q, k, v, out, lse, *, mask=None,
                          f"{out.shape} and {lse.shape}")
     check_tile_sizes("blocked_attention_backward", block_q, block_k)
     dtype, n_q, n_k = q.dtype, q.shape[-2], k.shape[-2]
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
+    if scale is None:  # d_k = 0: every score is 0, whatever the scale
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     scale = dtype.type(scale)  # in the inputs' dtype: float32 stays float32
     lead = d_out.shape[:-2]  # (batch, heads) of the queries
 

@@ -23,9 +23,14 @@ def numerical_gradient(f, x, *, h=1e-6, entries=None, seed=0):
     check only this many entries, chosen at random (seeded); the others
     are NaN in the result.
     """
-    if x.dtype != np.float64:
+    if not isinstance(x, np.ndarray) or x.dtype != np.float64:
         raise TypeError(f"numerical_gradient: use a float64 array (finite "
-                        f"differences need the precision), got {x.dtype}")
+                        f"differences need the precision), got "
+                        f"{getattr(x, 'dtype', type(x).__name__)}")
+    if (entries is not None and (isinstance(entries, bool) or not isinstance(
+            entries, (int, np.integer)) or entries < 1)):
+        raise ValueError(f"numerical_gradient: entries must be None (all) or "
+                         f"a positive integer, got {entries!r}")
     grad = np.full(x.shape, np.nan)
     flat_x, flat_grad = x.reshape(-1), grad.reshape(-1)  # views
     if not np.shares_memory(flat_x, x):
@@ -42,6 +47,10 @@ def numerical_gradient(f, x, *, h=1e-6, entries=None, seed=0):
         flat_x[i] = old - h
         f_minus = float(f(x))
         flat_x[i] = old  # restore
+        if not (np.isfinite(f_plus) and np.isfinite(f_minus)):
+            raise ValueError(f"numerical_gradient: f returned {f_plus} and "
+                             f"{f_minus} with entry {int(i)} of x nudged by "
+                             f"+-{h}; finite differences need finite values")
         flat_grad[i] = (f_plus - f_minus) / (2 * h)
     return grad
 
@@ -51,6 +60,7 @@ def gradient_check(f, x, grad, *, h=1e-6, tol=1e-6, entries=None, seed=0):
 
     Returns (ok, error): error is the largest difference over the checked
     entries, relative to the largest gradient entry; ok is error <= tol.
+    A grad holding NaN or inf is never ok; an f that returns them raises.
     """
     grad = np.asarray(grad)
     if grad.shape != x.shape:
@@ -62,5 +72,7 @@ def gradient_check(f, x, grad, *, h=1e-6, tol=1e-6, entries=None, seed=0):
     size = max(np.max(np.abs(numeric[checked]), initial=0.0),
                np.max(np.abs(grad[checked]), initial=0.0), 1e-300)
     error = float(worst / size)
+    if not np.isfinite(grad[checked]).all():
+        error = float("inf")  # a NaN or inf gradient is wrong, not close
     return error <= tol, error
 # --8<-- [end:gradcheck]

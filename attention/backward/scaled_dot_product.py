@@ -33,8 +33,8 @@ import math
 
 import numpy as np
 
-from attention.backward._shapes import (check_backward_inputs, split_groups,
-                                        sum_to_shape)
+from attention.backward._shapes import (check_backward_inputs, check_weights,
+                                        split_groups, sum_to_shape)
 from attention.backward.softmax import softmax_backward
 from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
@@ -53,8 +53,9 @@ def attention_backward(d_out, q, k, v, *, mask=None, causal=False,
     d_out, q, k, v, mask, group = check_backward_inputs(
         "attention_backward", d_out, q, k, v, mask)
     shapes = q.shape, k.shape, v.shape
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])  # a Python float: keeps float32
+    if scale is None:  # a Python float: keeps float32; d_k = 0: scores 0
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+    check_weights("attention_backward", weights, d_out, k)
     q, d_out, k, v, mask = split_groups(group, q, d_out, k, v, mask)
     if weights is None:  # recompute P with the forward itself
         _, p = attention(q, k, v, mask=mask, causal=causal, scale=scale,

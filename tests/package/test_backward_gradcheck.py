@@ -46,3 +46,19 @@ def test_sampled_entries_only():
 def test_float32_is_refused():
     with pytest.raises(TypeError, match="float64"):
         numerical_gradient(np.sum, np.ones(3, dtype=np.float32))
+
+
+# --- Issue 24: NaN, inf and nothing checked are not a pass ---
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_a_function_returning_nan_or_inf_does_not_pass(value):
+    x = np.ones(3)
+    with pytest.raises(ValueError, match="finite differences need finite values"):
+        gradient_check(lambda a: value * a.sum(), x, np.ones(3))
+    ok, error = gradient_check(lambda a: a.sum(), x, np.full(3, value))
+    assert not ok
+
+
+def test_checking_no_entries_is_refused():
+    with pytest.raises(ValueError, match="entries must be None"):
+        gradient_check(lambda a: a.sum(), np.ones(3), np.ones(3), entries=0)

@@ -27,8 +27,7 @@ def hf_gradients(model, config, ids, targets, positions=None):
                            ignore_index=-100)
     loss.backward()
     grads = {name: p.grad.numpy() for name, p in model.named_parameters()}
-    # A tied LM head is the token table itself: its name is in the state dict only.
-    grads |= {name: np.zeros(t.shape) for name, t in model.state_dict().items() if name not in grads}
+    # A tied LM head is the token table itself: named_parameters lists it once, as wte.
     return loss.item(), from_hf_state_dict(grads, config)  # renamed, split, transposed
 
 

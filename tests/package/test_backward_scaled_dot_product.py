@@ -174,3 +174,18 @@ def test_shape_errors_name_the_shapes():
         attention_backward(np.zeros((2, 3, 5, 4)), q, k[:, :2], v[:, :2])
     with pytest.raises(TypeError, match="boolean"):
         attention_backward(np.zeros((2, 3, 5, 4)), q, k, v, mask=np.ones((5, 5), dtype=int))
+
+
+# --- Issue 24: the kept weights, and d_k = 0 ---
+
+def test_kept_weights_of_the_wrong_shape_are_refused():
+    q, k, v = np.ones((2, 3, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 4))
+    with pytest.raises(ValueError, match=r"weights must be the forward's P of shape \(2, 3, 5\)"):
+        attention_backward(np.ones((2, 3, 4)), q, k, v, weights=np.ones((2, 5, 3)))
+
+
+def test_d_k_zero_gives_the_gradients_of_constant_scores():
+    q, k, v = np.ones((3, 0)), np.ones((4, 0)), np.arange(8.0).reshape(4, 2)
+    dq, dk, dv = attention_backward(np.ones((3, 2)), q, k, v)
+    assert dq.shape == (3, 0) and dk.shape == (4, 0)
+    np.testing.assert_allclose(dv, np.full((4, 2), 3 / 4))

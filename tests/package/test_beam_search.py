@@ -82,3 +82,20 @@ def test_greedy_is_a_beam_of_one():
 def test_bad_width_is_named():
     with pytest.raises(ValueError, match="beam_width must be a positive integer, got 0"):
         beam_search(random_model(0, 2), [0], beam_width=0, max_new_tokens=2)
+
+
+# --- Issue 24: what the model returns, and the prompt ---
+
+@pytest.mark.parametrize("model,match", [
+    (lambda beams: np.full((len(beams), 3), np.nan), "NaN for beam 0"),
+    (lambda beams: np.zeros(3), r"shape \(1, vocab_size\).*\(3,\)"),
+])
+def test_beam_search_refuses_a_bad_model_output(model, match):
+    with pytest.raises(ValueError, match=match):
+        beam_search(model, [0], beam_width=2, max_new_tokens=2)
+
+
+@pytest.mark.parametrize("prompt", [[0.5, 1.7], [[0, 1]]])
+def test_beam_search_refuses_a_prompt_that_is_not_1d_integers(prompt):
+    with pytest.raises(ValueError, match="prompt must be a 1-D sequence of integer"):
+        beam_search(lambda b: np.zeros((len(b), 3)), prompt, beam_width=2, max_new_tokens=1)

@@ -176,3 +176,38 @@ def test_too_long_for_learned_positions_is_a_clear_error():
     _, config, params = hf_model("gpt2")
     with pytest.raises(ValueError, match="positions must lie in 0..63"):
         generate(params, config, np.array([PROMPTS[0]]), max_new_tokens=70)
+
+
+# --- Issue 24: generate's and left_pad's checks ---
+
+def tiny():
+    from attention.model import ModelConfig, init_params
+    config = ModelConfig(vocab_size=10, d_model=8, n_layers=1, n_heads=2, max_positions=16)
+    return init_params(config, np.random.default_rng(0)), config
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"max_new_tokens": -1}, "max_new_tokens must be a non-negative integer, got -1"),
+    ({"max_new_tokens": True}, "max_new_tokens must be a non-negative integer, got True"),
+    ({"max_new_tokens": 2, "stop_token": 10}, r"stop_token must be None or a token id in 0\.\.9"),
+    ({"max_new_tokens": 2, "token_ids": []}, "at least one token"),
+])
+def test_generate_refuses_bad_settings(kwargs, match):
+    params, config = tiny()
+    kwargs = {"token_ids": [[1, 2]]} | kwargs
+    with pytest.raises(ValueError, match=match):
+        generate(params, config, kwargs.pop("token_ids"), **kwargs)
+
+
+def test_generate_top_k_zero_is_off_and_a_1d_prompt_works():
+    params, config = tiny()
+    rng = np.random.default_rng
+    off = generate(params, config, [1, 2], max_new_tokens=3, temperature=1.0, top_k=0, rng=rng(0))
+    plain = generate(params, config, [[1, 2]], max_new_tokens=3, temperature=1.0, rng=rng(0))
+    np.testing.assert_array_equal(off, plain)
+
+
+@pytest.mark.parametrize("prompts", [[], [[1.5, 2.0]], "ab"])
+def test_left_pad_refuses_what_is_not_a_list_of_prompts(prompts):
+    with pytest.raises(ValueError, match="left_pad: prompt"):
+        left_pad(prompts)

@@ -142,3 +142,28 @@ def test_left_padding_keys_are_masked_like_a_padding_mask():
     np.testing.assert_allclose(np.concatenate([out, out2], -2)[0, :, 2:], reference[0, :, 2:],
                                rtol=0, atol=TOL)
     np.testing.assert_allclose(np.concatenate([out, out2], -2)[1], reference[1], rtol=0, atol=TOL)
+
+
+# --- Issue 24: the cache's own checks ---
+
+def test_kv_cache_checks_layers_counts_and_arguments():
+    k = np.zeros((1, 2, 3, 4))
+    cache = KVCache(2)
+    for layer in (-1, 2, 1.0):
+        with pytest.raises(ValueError, match=r"layer must be an integer in 0\.\.1"):
+            cache.update(layer, k, k)
+    with pytest.raises(ValueError, match=r"no update\(\)"):
+        cache.advance(3)
+    cache.update(0, k, k)
+    cache.update(1, k, k)
+    with pytest.raises(ValueError, match=r"given 3 new tokens, got n_new=2"):
+        cache.advance(2)
+    cache.advance(3)
+    with pytest.raises(ValueError, match=r"holds keys \(1, 2, 3, 4\).*new k \(2, 2, 1, 4\)"):
+        cache.update(0, np.zeros((2, 2, 1, 4)), np.zeros((2, 2, 1, 4)))
+    with pytest.raises(ValueError, match=r"do not fit"):
+        cache.update(0, np.zeros((1, 2, 1, 5)), np.zeros((1, 2, 1, 5)))
+    for kwargs, match in [({"n_layers": 0}, "n_layers"), ({"n_layers": 1, "n_sinks": -1}, "n_sinks"),
+                          ({"n_layers": 1, "n_sinks": 1.5}, "n_sinks")]:
+        with pytest.raises(ValueError, match=match):
+            KVCache(**kwargs)

@@ -210,7 +210,7 @@ def test_forward_errors_name_the_problem():
         forward(params, config, np.array([0.5]))
     with pytest.raises(ValueError, match=r"positions must lie in 0..3, got 0..4"):
         forward(params, config, np.arange(5) % 10)
-    with pytest.raises(ValueError, match=r"positions must have shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"positions must be integers of shape \(2,\),"):
         forward(params, config, np.array([1, 2]), positions=np.arange(3))
 
 
@@ -237,3 +237,71 @@ def test_every_block_matches_hugging_face_hidden_states(reference):
     for i in range(config.n_layers - 1):
         assert np.abs(trace[f"blocks.{i}.out"] - hidden[i + 1].numpy()).max() <= 1e-12
     assert np.abs(trace["final_norm.out"] - hidden[-1].numpy()).max() <= 1e-12
+
+
+# --- Issue 24: cached decoding of one 1-D sequence, list valid, input checks ---
+
+def test_cached_decode_of_one_1d_sequence_equals_the_uncached_forward():
+    from attention.kv_cache import KVCache
+    for arch in ("gpt2", "llama"):
+        config = ModelConfig(arch=arch, vocab_size=16, d_model=8, n_layers=2, n_heads=2,
+                             max_positions=8)
+        params = init_params(config, np.random.default_rng(0), std=0.5)
+        cache = KVCache(config.n_layers)
+        first = forward(params, config, [1, 2, 3], cache=cache)
+        step = forward(params, config, [4], cache=cache)
+        full = forward(params, config, [1, 2, 3, 4])
+        assert first.shape == (3, 16) and step.shape == (1, 16)
+        np.testing.assert_allclose(np.concatenate([first, step]), full, rtol=0, atol=1e-12)
+
+
+def test_list_valid_works_with_and_without_a_cache():
+    from attention.kv_cache import KVCache
+    config = ModelConfig(arch="llama", vocab_size=16, d_model=8, n_layers=1, n_heads=2,
+                         max_positions=8)
+    params = init_params(config, np.random.default_rng(0), std=0.5)
+    ids, valid = [[0, 5]], [[False, True]]
+    plain = forward(params, config, ids, valid=valid)
+    cached = forward(params, config, ids, valid=valid, cache=KVCache(1))
+    np.testing.assert_allclose(cached, plain, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("positions", [np.array([0.0, 1.0]), np.array([0, np.nan]),
+                                       np.array([False, True])])
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_positions_must_be_integers(arch, positions):
+    config = ModelConfig(arch=arch, vocab_size=10, d_model=8, n_layers=1, n_heads=2)
+    params = init_params(config, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="positions must be integers of shape"):
+        forward(params, config, [1, 2], positions=positions)
+
+
+def test_valid_errors_speak_of_valid_and_window_is_not_ignored_with_a_cache():
+    from attention.kv_cache import KVCache
+    config = ModelConfig(vocab_size=10, d_model=8, n_layers=1, n_heads=2)
+    params = init_params(config, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"valid must be booleans.*\(1, 3\)"):
+        forward(params, config, [[1, 2, 3]], valid=[[True, True]])
+    with pytest.raises(ValueError, match=r"valid must be booleans"):
+        forward(params, config, [[1, 2]], valid=[[1, 0]])
+    with pytest.raises(ValueError, match=r"window is the cache's"):
+        forward(params, config, [[1, 2]], cache=KVCache(1), window=3)
+    with pytest.raises(TypeError, match="cache must be a KVCache"):
+        forward(params, config, [[1, 2]], cache={})
+
+
+@pytest.mark.parametrize("fields,match", [
+    ({"d_model": np.int64(8)}, None),
+    ({"norm_eps": -1e-5}, "norm_eps"), ({"norm_eps": np.nan}, "norm_eps"),
+    ({"rope_base": 0.0}, "rope_base"), ({"rope_base": -10.0}, "rope_base"),
+    ({"rope_base": np.nan}, "rope_base"), ({"tie_embeddings": "no"}, "tie_embeddings"),
+    ({"n_layers": 2.0}, "n_layers must be a positive integer, got 2.0"),
+])
+def test_model_config_validates_every_field(fields, match):
+    base = dict(vocab_size=10, d_model=8, n_layers=1, n_heads=2)
+    if match is None:
+        config = ModelConfig(**(base | fields))
+        assert config == ModelConfig(**base) and type(config.d_model) is int
+        return
+    with pytest.raises(ValueError, match=match):
+        ModelConfig(**(base | fields))

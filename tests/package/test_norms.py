@@ -85,3 +85,28 @@ def test_wrong_weight_shape_names_the_shapes():
         layer_norm(np.ones((2, 8)), np.ones(8), np.ones(3))
     with pytest.raises(ValueError, match=r"rms_norm"):
         rms_norm(np.ones((2, 8)), np.ones(7))
+
+
+# --- float16 in float32, as PyTorch's CPU kernels (issue 24) ---
+
+def test_float16_norms_match_pytorch_in_float16():
+    import torch
+    import torch.nn.functional as F
+    x = np.array([[300, -280, 250, 10], [0, 0, 0, 0], [60000, -60000, 1, -1]], np.float16)
+    w = np.array([1.0, 0.5, 2.0, -1.0], np.float16)
+    b = np.array([0.0, 1.0, -1.0, 0.5], np.float16)
+    t = {k: torch.from_numpy(v) for k, v in (("x", x), ("w", w), ("b", b))}
+    ours = rms_norm(x, w, eps=1e-6)
+    assert ours.dtype == np.float16
+    np.testing.assert_array_equal(ours, F.rms_norm(t["x"], (4,), t["w"], eps=1e-6).numpy())
+    ours = layer_norm(x, w, b, eps=1e-5)
+    theirs = F.layer_norm(t["x"], (4,), t["w"], t["b"], eps=1e-5).numpy()
+    np.testing.assert_allclose(ours.astype(float), theirs.astype(float), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(rms_norm(x[:1], np.ones(4, np.float16)).astype(float),
+                               [[1.248, -1.165, 1.04, 0.0416]], rtol=1e-3)
+
+
+@pytest.mark.parametrize("eps", [-1e-5, np.nan, np.inf, "1e-5", True])
+def test_norms_refuse_a_bad_eps(eps):
+    with pytest.raises(ValueError, match="eps must be a finite number >= 0"):
+        rms_norm(np.ones((2, 4)), np.ones(4), eps=eps)

@@ -59,3 +59,31 @@ def test_sgd_equals_torch():
         sgd_step(params, step, lr=0.05)
     for name in params:
         assert np.max(np.abs(params[name] - theirs[name])) <= TOL
+
+
+# --- Issue 24: what an optimiser step accepts ---
+
+@pytest.mark.parametrize("step", ["sgd", "adam"])
+@pytest.mark.parametrize("params,grads,error,match", [
+    ({"w": np.zeros(3)}, {"w": np.zeros(1)}, ValueError, r"grads\['w'\] has shape \(1,\)"),
+    ({"w": np.zeros(3)}, {"w": np.zeros(3), "x": np.zeros(1)}, ValueError, r"unknown \['x'\]"),
+    ({"w": np.zeros(3)}, {}, ValueError, r"missing \['w'\]"),
+    ({"w": [0.0, 0.0]}, {"w": np.zeros(2)}, TypeError, r"params\['w'\] must be a floating NumPy"),
+])
+def test_a_step_refuses_gradients_that_do_not_fit(step, params, grads, error, match):
+    with pytest.raises(error, match=match):
+        if step == "sgd":
+            sgd_step(params, grads, lr=0.1)
+        else:
+            adam_step(params, grads, adam_init({"w": np.zeros(np.shape(params["w"]))}))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"lr": np.nan}, "lr must be a finite number"), ({"lr": -1.0}, "lr"),
+    ({"betas": (1.0, 0.999)}, r"betas must be two numbers in \[0, 1\)"),
+    ({"betas": (0.9,)}, "betas"), ({"eps": -1.0}, "eps"), ({"weight_decay": np.inf}, "weight_decay"),
+])
+def test_adam_refuses_bad_hyperparameters(kwargs, match):
+    params = {"w": np.zeros(2)}
+    with pytest.raises(ValueError, match=match):
+        adam_step(params, {"w": np.ones(2)}, adam_init(params), **kwargs)

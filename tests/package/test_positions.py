@@ -149,3 +149,14 @@ def test_rope_errors_name_the_problem():
         rope(np.ones((2, 4)), np.arange(3))
     with pytest.raises(ValueError, match="even integer"):
         rope(np.ones((2, 5)), np.arange(2))
+
+
+# --- Issue 24: a base that is no frequency ---
+
+@pytest.mark.parametrize("base", [0.0, -10000.0, np.nan, np.inf])
+def test_rope_and_sinusoidal_refuse_a_base_that_is_not_positive(base):
+    from attention.positions import rope, sinusoidal_positions
+    with pytest.raises(ValueError, match="base must be a finite number > 0"):
+        rope(np.ones((3, 4)), np.arange(3), base=base)
+    with pytest.raises(ValueError, match="base must be a finite number > 0"):
+        sinusoidal_positions(3, 4, base=base)

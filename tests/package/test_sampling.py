@@ -11,6 +11,8 @@ a cut, we compare top-p vectors exactly for vocabularies of at most 16 and other
 the sorted probabilities: which of the tied tokens survives is then the sort's choice.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -228,3 +230,69 @@ def test_errors_name_the_bad_value():
         filter_min_p(LOGITS, 0.1, min_tokens_to_keep=0)
     with pytest.raises(TypeError, match="np.random.Generator"):
         sample_next(LOGITS, 42)
+
+
+# --- Degenerate rows, +inf, float16 (issue 24) ---
+
+@pytest.mark.parametrize("row,what", [([-np.inf] * 3, "only -inf"), ([0.0, np.nan, 1.0], "NaN")])
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_sample_next_refuses_a_row_it_cannot_draw_from_naming_it(row, what, temperature):
+    logits = np.array([[0.0, 1.0, 2.0], row])
+    with pytest.raises(ValueError, match=rf"row \(1,\).*holds {what}"):
+        sample_next(logits, np.random.default_rng(0), temperature=temperature)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.5, 1.0])
+def test_a_positive_infinite_logit_wins(temperature):
+    ids = sample_next(np.tile([0.0, np.inf, 1.0], (50, 1)), np.random.default_rng(0),
+                      temperature=temperature)
+    assert (ids == 1).all()
+    np.testing.assert_array_equal(probabilities([0.0, np.inf, np.inf]), [0.0, 0.5, 0.5])
+
+
+def test_float16_logits_at_a_low_temperature_do_not_overflow():
+    logits = np.array([0.0, 10.0, 60000.0], np.float16)
+    assert sample_next(logits, np.random.default_rng(0), temperature=0.1) == 2
+
+
+def test_every_setting_is_checked_whether_or_not_its_filter_runs():
+    for kwargs, match in [({"top_p": 1.5}, "top_p must lie in"), ({"top_p": np.nan}, "top_p"),
+                          ({"min_p": -0.1}, "min_p"), ({"top_k": -1}, "k must be"),
+                          ({"min_tokens_to_keep": 0}, "min_tokens_to_keep")]:
+        with pytest.raises(ValueError, match=match):
+            process_logits(np.zeros(4), **kwargs)
+    with pytest.raises(ValueError, match="p must lie in"):
+        filter_top_p(np.zeros(4), 1.5)
+
+
+def test_top_k_zero_is_off_as_in_generate():
+    logits = np.array([0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(process_logits(logits, top_k=0), logits)
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        filter_top_k(logits, 0)
+
+
+def tie_grid():
+    """Rows of a few repeated values (ties everywhere), -inf included, lengths 2 to 7 and
+    some long rows (where torch.topk selects with std::partial_sort)."""
+    values = [-np.inf, -1.0, 0.0, 2.0]
+    rows = [np.array(r) for n in range(2, 6) for r in itertools.product(values, repeat=n)]
+    rng = np.random.default_rng(0)
+    rows += [rng.choice(values, size=n) for n in (7, 16, 17, 129, 300) for _ in range(30)]
+    return [r for r in rows if np.isfinite(r).any()]
+
+
+@pytest.mark.parametrize("keep", [2, 3, 5])
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0])
+def test_min_p_keeps_the_tied_tokens_hugging_face_keeps(keep, p):
+    """Same kept set as MinPLogitsWarper (torch.topk's choice among ties), every row."""
+    for row in tie_grid():
+        ours = filter_min_p(row, p, min_tokens_to_keep=keep)
+        theirs = hf(MinPLogitsWarper(p, min_tokens_to_keep=keep), row)
+        np.testing.assert_array_equal(np.isfinite(ours), np.isfinite(theirs), err_msg=str(row))
+        np.testing.assert_allclose(probabilities(ours), probabilities(theirs), rtol=0, atol=TOL)
+
+
+def test_the_issue_example_keeps_index_0_like_hugging_face():
+    kept = np.isfinite(filter_min_p([-1.0, -1.0, 0.0], 0.5, min_tokens_to_keep=2))
+    np.testing.assert_array_equal(kept, [True, False, True])

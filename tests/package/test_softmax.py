@@ -222,3 +222,29 @@ def test_missing_axis_raises_value_error_naming_the_shape(name):
 def test_axis_that_is_not_an_int_raises_type_error(name, axis):
     with pytest.raises(TypeError, match="axis must be an int"):
         OURS[name](np.zeros((3, 4)), axis=axis)
+
+
+# --- float16, empty, complex and string input (issue 24) ---
+
+def test_float16_softmax_sums_in_float32_and_matches_pytorch():
+    import torch
+    p = softmax(np.zeros(70000, np.float16))
+    assert p.dtype == np.float16
+    assert abs(float(p.astype(np.float64).sum()) - 1) < 2e-3
+    grid = np.array([[0, 1, 1, -np.inf], [3e4, 3e4, 0, 1], [-np.inf] * 4, [0, np.nan, 1, 2]],
+                    np.float16)
+    with np.errstate(invalid="ignore"):
+        ours = softmax(grid)
+    theirs = torch.softmax(torch.from_numpy(grid).float(), -1).half().numpy()
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_softmax_of_an_empty_axis_is_empty():
+    assert softmax(np.zeros((3, 0))).shape == (3, 0)
+    assert softmax(np.zeros((0, 3))).shape == (0, 3)
+
+
+@pytest.mark.parametrize("x", [np.array([1 + 1j]), np.array(["a", "b"]), np.array([None])])
+def test_softmax_refuses_what_is_not_real(x):
+    with pytest.raises(TypeError, match="softmax: x must hold real numbers"):
+        softmax(x)

@@ -39,3 +39,25 @@ def test_adam_solves_the_reverse_task_in_seconds_and_deterministically():
 
     _, again = tiny_model(task)
     assert train(again, config, task, steps=20, seed=0) == losses[:20]  # bit for bit
+
+
+# --- Issue 24: empty work is refused, not averaged to -0.0 ---
+
+def test_train_refuses_batch_size_zero_and_lr_nan():
+    import pytest
+    task = ReverseTask(length=2, symbols=3)
+    config, params = tiny_model(task)
+    with pytest.raises(ValueError, match="size must be a positive integer, got 0"):
+        train(params, config, task, steps=1, batch_size=0)
+    with pytest.raises(ValueError, match="lr must be a finite number"):
+        train(params, config, task, steps=1, lr=float("nan"))
+    assert all(np.isfinite(p).all() for p in params.values())
+
+
+def test_accuracy_with_nothing_scored_is_refused():
+    import pytest
+    task = ReverseTask(length=2, symbols=3)
+    config, params = tiny_model(task)
+    ids, targets = task.batch(np.random.default_rng(0), 2)
+    with pytest.raises(ValueError, match="score a token"):
+        accuracy(params, config, ids, np.full_like(targets, -100))
