@@ -136,10 +136,10 @@
     while (i < a.length || j < b.length) {
       if (i < a.length && j < b.length && lineMatches(a[i], b[j])) {
         out.push([" ", b[j]]); i++; j++;
-      } else if (j < b.length && (i === a.length || table[i][j + 1] >= table[i + 1][j])) {
-        out.push(["+", b[j++]]);
-      } else {
+      } else if (i < a.length && (j === b.length || table[i + 1][j] >= table[i][j + 1])) {
         out.push(["-", a[i++]]);
+      } else {
+        out.push(["+", b[j++]]);
       }
     }
     return out;
