@@ -313,8 +313,17 @@
     selection.addRange(range);
   }
 
-  function insert(text) {
-    document.execCommand("insertText", false, text);
+  // Replace characters start..end of the block's code with text, the caret after it (or
+  // the new text selected), and tell the page the block changed.
+  function replace(el, start, end, text, select) {
+    const full = el.textContent;
+    const changed = full.slice(0, start) + text + full.slice(end);
+    // A last line left empty shows only if another newline follows it (in <pre>, a final
+    // newline ends a line, it does not start one): without it the caret goes up a line.
+    el.textContent = changed.endsWith("\n") ? changed + "\n" : changed;
+    if (select) selectOffsets(el, select[0], select[1]);
+    else selectOffsets(el, start + text.length, start + text.length);
+    el.dispatchEvent(new Event("input", { bubbles: true }));
   }
 
   // Indent (or dedent) every line the selection touches, keeping it selected.
@@ -326,10 +335,9 @@
     const lines = text.slice(first, last).split("\n");
     const cuts = lines.map((l) => (dedent ? l.match(/^ {0,4}/)[0].length : 0));
     const replaced = lines.map((l, i) => (dedent ? l.slice(cuts[i]) : INDENT + l)).join("\n");
-    selectOffsets(el, first, last);
-    insert(replaced);
     const moved = dedent ? -cuts[0] : INDENT.length;
-    selectOffsets(el, Math.max(first, start + moved), end + replaced.length - (last - first));
+    replace(el, first, last, replaced,
+            [Math.max(first, start + moved), end + replaced.length - (last - first)]);
   }
 
   function onEditorKey(event, block, editButton) {
@@ -343,14 +351,14 @@
       const [start, end] = selectionOffsets(el);
       const multiline = el.textContent.slice(start, end).includes("\n");
       if (event.shiftKey || multiline) shiftLines(el, event.shiftKey);
-      else insert(INDENT);
+      else replace(el, start, end, INDENT);
     } else if (event.key === "Enter" && !event.shiftKey && !event.ctrlKey && !event.metaKey) {
       event.preventDefault();
-      const [start] = selectionOffsets(el);
+      const [start, end] = selectionOffsets(el);
       const text = el.textContent;
       const current = text.slice(text.lastIndexOf("\n", start - 1) + 1, start);
-      const indent = current.match(/^\s*/)[0] + (/:\s*$/.test(current) ? INDENT : "");
-      insert("\n" + indent);
+      const indent = current.match(/^ */)[0] + (/:\s*$/.test(current) ? INDENT : "");
+      replace(el, start, end, "\n" + indent);
     }
   }
 

@@ -206,7 +206,7 @@ async function start() {
   importScripts(base + "pyodide.js");
   if (typeof _createPyodideModule !== "function") {  // what loadPyodide would load itself
     const text = await (await self.fetch(base + "pyodide.asm.js")).text();
-    importScripts(URL.createObjectURL(new Blob([text], { type: "text/javascript" })));
+    (0, eval)(text);  // as importScripts would: a classic script, in the global scope
   }
   const pyodide = await loadPyodide({ indexURL: base });
   await pyodide.loadPackage(manifest.wheels.map((name) => base + name));

@@ -116,10 +116,11 @@ def test_chapter_notebook_holds_the_page_blocks_as_code_cells(fixture_site):
 def test_chapter_notebook_takes_its_title_from_front_matter_when_the_page_has_none(tmp_path):
     from tools.notebooks.chapter import chapter_notebook
 
-    page = tmp_path / "page.md"
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
     page.write_text('---\ntitle: Only in front matter\n---\n\nProse.\n\n'
                     '```python\n# a comment, not a heading\nx = 1\n```\n', "utf8")
-    nb = chapter_notebook(page, tmp_path, "https://example.org/repo", "https://example.org/page/")
+    nb = chapter_notebook(page, tmp_path, "https://example.org/page/")
     assert nb.cells[1].source == "# Only in front matter"
 
 

@@ -35,7 +35,9 @@ BLOCKS = """() => [...document.querySelectorAll('div.language-python[data-run-bl
   const checked = next && next.querySelector(':scope > .filename')?.textContent === 'Output'
     && !next.classList.contains('run-output');
   return {index: Number(el.dataset.runBlock), needs: el.dataset.runNeeds || null,
-          status: el.dataset.runStatus || 'idle', printed: out ? out.textContent : null,
+          status: el.dataset.runStatus || 'idle', printed: el.runPrinted ?? null,
+          shown: out ? out.closest('.run-output').dataset.shown : null,
+          box: out ? out.textContent : null,
           seconds: Number(el.dataset.runSeconds || 0),
           expected: checked ? next.querySelector('code').textContent : ''};
 })"""
@@ -129,6 +131,10 @@ def test_every_runnable_block_prints_what_the_page_shows(source, reading_tab, se
         elif not output_matches(block["expected"], block["printed"]):
             problems.append(f"block {block['index']} printed\n{block['printed']}\n"
                             f"but the page shows\n{block['expected']}")
+        elif block["printed"].strip() and block["shown"] not in ("same", "text"):
+            # The browser's own comparison (run-in-page.js) agrees: no diff shown.
+            problems.append(f"block {block['index']}: the box shows {block['shown']}:\n"
+                            f"{block['box']}")
     with capsys.disabled():
         print(f"\nrun in the browser: {source}: {len(blocks) - len(not_run)} of {len(blocks)} "
               f"blocks in {seconds:.1f} s; not run there: {not_run or 'none'}")
@@ -167,10 +173,16 @@ def test_first_run_download_and_time_to_first_output(browser, server, capsys):
     seconds = time.perf_counter() - start
     seen.page.wait_for_load_state("networkidle")
     status = seen.page.evaluate(BLOCKS)[0]["status"]
+    downloaded = seen.transferred - before
+    progress = seen.page.evaluate("window.runInPage.statusLog")
     with capsys.disabled():
-        print(f"\nfirst Run: {(seen.transferred - before) / 2**20:.1f} MiB downloaded, "
+        print(f"\nfirst Run: {downloaded / 1e6:.1f} MB downloaded, "
               f"first output after {seconds:.1f} s")
     assert status == "ran"
+    # The runtime comes gzipped (it was 17.1 MB), and the reader sees it arrive in MB.
+    assert downloaded < 10e6, downloaded
+    assert any(re.fullmatch(r"Downloading Python and NumPy, once: \d+\.\d of \d+\.\d MB", text)
+               for text in progress), progress
     seen.page.context.close()
 
 
@@ -211,10 +223,13 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(re
         starter, check = exercise_blocks(page)
         run_block(page, check)
         assert verdict(page, check).startswith("✗ Not yet"), verdict(page, check)
+        # The verdict is shown (not "same as the page") and styled as one.
+        assert page.locator(f'.run-output[data-for="{check}"] .run-fail').count() == 1
         solve_with_keyboard(page, starter)
         assert page.locator(f'div[data-run-block="{check}"]').get_attribute("data-run-status") == "stale"
         run_block(page, check)
         assert verdict(page, check).startswith("✓ Correct"), verdict(page, check)
+        assert page.locator(f'.run-output[data-for="{check}"] .run-pass').count() == 1
         if visit_number == 1:  # instant navigation away and back: the page is swapped in place
             here = page.url
             page.locator("a.md-footer__link--next").click()

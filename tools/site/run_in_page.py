@@ -41,6 +41,7 @@ from tools.site.pyodide_runtime import NUMPY_WHEEL, RUNTIME_FILES, ensure_runtim
 
 ASSETS = "assets/pyodide"
 PACKAGE = "attention"
+RESULTS = "benchmarks/results.json"
 IN_BROWSER = {"numpy", PACKAGE} | set(sys.stdlib_module_names)
 WHAT = {"torch": "PyTorch", "transformers": "Hugging Face Transformers",
         "matplotlib": "Matplotlib"}
@@ -262,8 +263,7 @@ GZIPPED = ("pyodide.asm.wasm", "pyodide.asm.js")  # 10.1 MB -> 3.1, 1.3 MB -> 0.
 
 
 def download_bytes() -> int:
-    """What the first Run fetches: the served files (pyodide.js is a few kB more) and the
-    package's wheel."""
+    """What the first Run fetches: the served files and the package's wheel."""
     return sum(len(data) for data in served().values()) + len(package_wheel_bytes()[1])
 
 
@@ -287,7 +287,8 @@ def facts() -> str:
 @functools.cache
 def package_wheel_bytes() -> tuple[str, bytes]:
     """A pure-Python wheel of the ``attention`` package, built from this checkout: its file
-    name and its bytes (the same bytes for the same source)."""
+    name and its bytes (the same bytes for the same source). The browser installs it, and
+    so do the downloadable notebooks (``tools/notebooks/chapter.py``)."""
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text("utf8"), re.M)[1]
     dist = f"attention_from_scratch-{version}"
     name = f"{dist}-py3-none-any.whl"
@@ -297,6 +298,9 @@ def package_wheel_bytes() -> tuple[str, bytes]:
              "Wheel-Version: 1.0\nGenerator: tools.site.run_in_page\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     for path in sorted((ROOT / PACKAGE).rglob("*.py")):
         files[path.relative_to(ROOT).as_posix()] = path.read_text("utf8")
+    # Chapter 5 reads the benchmark's results next to the package, as in the repository:
+    # installed from this wheel, they are there too (site-packages/benchmarks/).
+    files[RESULTS] = (ROOT / RESULTS).read_text("utf8")
     record = [f"{path},sha256={hashlib.sha256(text.encode()).hexdigest()},{len(text.encode())}"
               for path, text in files.items()]
     files[f"{dist}.dist-info/RECORD"] = "\n".join(record + [f"{dist}.dist-info/RECORD,,"]) + "\n"
