@@ -201,7 +201,7 @@ def verdict(page, index: int) -> str:
 
 
 def solve_with_keyboard(page, starter: int) -> None:
-    """Edit the starter in place, as a reader would: select its code, type the answer."""
+    """Edit the starter in place, as a reader would: select its code, paste the answer."""
     page.locator(f'[data-run-bar="{starter}"] button', has_text="Edit").click()
     code = page.locator(f'div[data-run-block="{starter}"] code')
     code.focus()
@@ -212,7 +212,7 @@ def solve_with_keyboard(page, starter: int) -> None:
               "    if scaled:\n"
               "        scores = scores / np.sqrt(Q.shape[-1])\n"
               "    return softmax(scores)\n")
-    page.keyboard.type(answer)
+    page.keyboard.insert_text(answer)  # pasted: typed, Enter would indent it once more
 
 
 def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(returning_reader,
@@ -253,7 +253,7 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(returning_reader, serve
     page.locator('[data-run-bar="1"] button', has_text="Edit").click()
     page.locator('div[data-run-block="1"] code').focus()
     page.keyboard.press("Control+A")
-    page.keyboard.type("while True:\n    pass\n")
+    page.keyboard.insert_text("while True:\n    pass\n")
     stop = page.locator('[data-run-bar="1"] button', has_text="Stop")
     assert not stop.is_visible()  # Stop shows only while a block runs
     page.locator('[data-run-bar="1"] button', has_text="Run").click()

@@ -49,7 +49,10 @@ def box(page, index: int) -> dict:
 
 
 def edit(page, index: int, code: str) -> None:
-    page.locator(f'[data-run-bar="{index}"] button', has_text="Edit").click()
+    """Replace the code of block ``index`` (as a paste would), opening its editor if needed."""
+    edit_button = page.locator(f'[data-run-bar="{index}"] button', has_text="Edit")
+    if edit_button.get_attribute("aria-pressed") != "true":
+        edit_button.click()
     page.locator(f'div[data-run-block="{index}"] code').focus()
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
