@@ -193,8 +193,9 @@
   }
 
   // What the reader sees once a block has run: nothing when it printed nothing; a short
-  // "same as the page" instead of a second copy of the page's Output (a self-check's
-  // verdict is always shown); a line diff when it differs; a note when output was cut.
+  // "same as the page" instead of a second copy of the page's Output; a line diff when it
+  // differs (a self-check's verdict is always shown as it is: it is the reader's result);
+  // a note when output was cut.
   function finish(block, result) {
     const expected = block.expected;
     const printed = block.printed;
@@ -204,7 +205,7 @@
                                      "run-same"));
       block.output.dataset.shown = "same";
     } else if (result.ok && !block.stderr && expected !== null && printed.trim() &&
-               !outputMatches(expected, printed)) {
+               !outputMatches(expected, printed) && !hasVerdict(printed)) {
       block.title.textContent = "Output in your browser: differs from the page " +
                                 "(− the page's line, + your browser's)";
       block.out.replaceChildren(...lineDiff(expected, printed).map(([sign, text]) =>

@@ -100,8 +100,10 @@ def test_chapter_notebook_holds_the_page_blocks_as_code_cells(fixture_site):
     nb = nbformat.read(out / "chapters" / "ch01-fixture" / "ch01-fixture.ipynb", as_version=4)
     nbformat.validate(nb)
     code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
-    install = '%pip install --quiet "attention-from-scratch @ git+https://example.org/fixture/course" matplotlib'
-    assert code[0].split("\n")[0] == install  # the page imports matplotlib, not torch
+    # The course's wheel from the site, then what the page imports (matplotlib, not torch).
+    assert code[0].split("\n")[0].startswith("%pip install --quiet --force-reinstall --no-deps "
+                                            "https://example.org/course/assets/pyodide/")
+    assert re.fullmatch(r"%pip install --quiet matplotlib==\S+ numpy==\S+", code[0].split("\n")[1])
     assert "tools" not in "\n".join(code)  # a page imports nothing from the tooling
     page = read_page(src / "docs" / CHAPTER, src)
     assert code[1:] == [block.code.rstrip("\n") for block in page.blocks]

@@ -141,7 +141,7 @@ def test_output_streams_with_the_time_and_tracebacks_and_long_output_are_shown(h
     # The first line shows while the block still runs, with the time it has taken so far.
     page.wait_for_function("""() => document.querySelector('.run-output[data-for="2"] code')
         .textContent.startsWith('0') && document.querySelector('div[data-run-block="2"]')
-        .dataset.runStatus === 'running'""", timeout=30_000)
+        .dataset.runStatus === 'running'""", timeout=300_000)  # Python may load first
     page.wait_for_function("""() => /Running… \\d+\\.\\d s/.test(
         document.querySelector('[data-run-bar="2"] .run-status').textContent)""")
     page.wait_for_function(SETTLED, timeout=30_000)

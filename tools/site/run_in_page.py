@@ -2,10 +2,13 @@
 
 Each Python block gets Run, Edit, Restore and Restart controls (``docs/javascripts/
 run-in-page.js``), which send its code to Pyodide in a Web Worker (``run-worker.js``). The
-site serves the runtime itself: ``on_post_build`` copies the verified Pyodide runtime and
-NumPy wheel (``tools/site/pyodide_runtime.py``) and a pure-Python wheel of the ``attention``
-package, built from this checkout, into ``assets/pyodide/``. Nothing is downloaded until
-the reader first presses Run.
+site serves the runtime itself: ``on_post_build`` writes the verified Pyodide runtime and
+NumPy wheel (``tools/site/pyodide_runtime.py``), its two largest files gzipped (the worker
+decompresses them and reports the download's progress), and a pure-Python wheel of the
+``attention`` package built from this checkout into ``assets/pyodide/``, with a
+``manifest.json`` of names and sizes. Nothing is downloaded until the reader first presses
+Run. A page with ``<!-- run-in-page facts -->`` (the home page) gets a sentence with the
+browser's versions and the download's size, computed here.
 
 Which blocks can run there is decided here, at build time, from the code itself: the
 browser has NumPy, the ``attention`` package and the standard library, nothing else. An
