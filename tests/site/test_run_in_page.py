@@ -149,7 +149,7 @@ def test_the_tab_kept_python_from_page_to_page(reading_tab):
     """Python was loaded once for all the pages (if this file's page tests ran first)."""
     if reading_tab.seen is None:
         pytest.skip("no page of this file ran before this test")
-    loads = [url for url in reading_tab.seen.requests if url.endswith("/pyodide.asm.wasm")]
+    loads = [url for url in reading_tab.seen.requests if url.endswith("/pyodide.asm.wasm.gz")]
     assert len(loads) == 1, loads
 
 
@@ -242,7 +242,7 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(re
             page.wait_for_selector("[data-run-bar]")
     assert not seen.errors, seen.errors
     # Instant navigation swapped the pages in place: Python was loaded once and kept.
-    assert sum(url.endswith("/pyodide.asm.wasm") for url in seen.requests) == 1, seen.requests
+    assert sum(url.endswith("/pyodide.asm.wasm.gz") for url in seen.requests) == 1, seen.requests
     page.close()
 
 
