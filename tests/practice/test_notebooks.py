@@ -6,14 +6,20 @@ with each starter cell replaced by its worked solution, every self-check prints
 "✓ Correct: ". Both runs go through nbclient and the venv's ipykernel, as a reader's would.
 """
 
+import importlib.metadata
 import re
+import subprocess
+import sys
+import zipfile
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
 from tests.support import ROOT
+from tools.notebooks.chapter import chapter_notebook, third_party_imports
 from tools.notebooks.practice import practice_notebook
+from tools.site.run_in_page import package_wheel_bytes
 from tools.source.chapters import chapters
 from tools.source.snippets import expand_snippets
 
@@ -28,7 +34,7 @@ def test_every_chapter_with_exercises_has_a_practice_section():
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.number)
 def test_practice_notebook_is_valid_and_holds_every_exercise(chapter):
-    nb = practice_notebook(chapter, "https://example.org/repo", "https://example.org/site/")
+    nb = practice_notebook(chapter, "https://example.org/site/")
     nbformat.validate(nb)
     starters = [c.metadata["snippet"] for c in nb.cells if c.metadata.get("snippet", "").endswith("-starter")]
     assert starters == [f"exercises/{e.chapter}.py:{e.section}-starter" for e in chapter.exercises()]
@@ -47,7 +53,10 @@ def with_solutions(nb):
 
 
 def verdicts(nb) -> list[str]:
-    """Run the notebook; return what each self-check cell printed."""
+    """Run the notebook (its install cell skipped: no network here, and the kernel sees the
+    checkout's package); return what each self-check cell printed."""
+    assert nb.cells[1].source.startswith("%pip install")
+    nb.cells[1].source = "# " + nb.cells[1].source.replace("\n", "\n# ")
     NotebookClient(nb, kernel_name="python3", timeout=120,
                    resources={"metadata": {"path": str(ROOT)}}).execute()
     printed = []
@@ -72,3 +81,55 @@ def test_every_self_check_fails_helpfully_on_the_starters(chapter):
 def test_every_self_check_passes_with_the_solutions(chapter):
     printed = verdicts(with_solutions(practice_notebook(chapter)))
     assert printed and all(text.startswith("✓ Correct: ") for text in printed), printed
+
+
+SITE = "https://example.org/course/"
+
+
+def notebooks():
+    """Every notebook the site offers: each chapter's, and each practice notebook."""
+    for chapter in chapters(ROOT):
+        page = chapter.page.relative_to(ROOT / "docs").with_suffix("").as_posix()
+        yield chapter.number, chapter_notebook(chapter.page, ROOT, f"{SITE}{page}/")
+        if chapter.practice_lines() is not None:
+            yield f"practice {chapter.number}", practice_notebook(chapter, SITE)
+
+
+@pytest.mark.parametrize("name,nb", list(notebooks()), ids=lambda v: v if isinstance(v, str) else "")
+def test_install_cell_installs_the_sites_wheel_and_every_import_pinned(name, nb):
+    """Found from the code (chapters 3, 4 and 6 import transformers, which the old cells
+    left out), pinned to what is installed here, the package from the site itself: always
+    reinstalled, whatever other module named ``attention`` the kernel can import."""
+    install = next(cell.source for cell in nb.cells if cell.cell_type == "code")
+    code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code"
+                     and not cell.source.startswith("%pip"))
+    wheel = package_wheel_bytes()[0]
+    assert install.split("\n")[0] == (f"%pip install --quiet --force-reinstall --no-deps "
+                                      f"{SITE}assets/pyodide/{wheel}")
+    pins = install.split("\n")[1].removeprefix("%pip install --quiet ").split()
+    wanted = set(third_party_imports(code)) | {"numpy"}
+    assert {pin.split("==")[0] for pin in pins} == wanted, name
+    for pin in pins:
+        dist, version = pin.split("==")
+        assert importlib.metadata.version(dist).split("+")[0] == version
+    if name in ("ch03", "ch04", "ch06"):
+        assert "transformers" in wanted
+
+
+def test_the_sites_wheel_installs_the_package_and_chapter_5s_benchmark_results(tmp_path):
+    """Chapter 5 reads benchmarks/results.json next to the package's folder: installed from
+    the site's wheel (no repository), the file is there, and the package imports."""
+    name, data = package_wheel_bytes()
+    (tmp_path / name).write_bytes(data)
+    with zipfile.ZipFile(tmp_path / name) as wheel:
+        assert "benchmarks/results.json" in wheel.namelist()
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
+                    "--target", str(tmp_path / "site"), str(tmp_path / name)], check=True)
+    probe = ("import json, pathlib, attention\n"
+             "root = pathlib.Path(attention.__file__).resolve().parent.parent\n"
+             "print(root, len(json.loads((root / 'benchmarks' / 'results.json').read_text())"
+             "['records']))")
+    out = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, "
+                          f"{str(tmp_path / 'site')!r})\n" + probe], capture_output=True,
+                         text=True, check=True, cwd=tmp_path).stdout.split()
+    assert out[0] == str((tmp_path / "site").resolve()) and int(out[1]) > 0

@@ -378,17 +378,22 @@ def test_a_block_runs_in_the_page_with_the_keyboard_and_says_so(returning_reader
     page.keyboard.press("Space")  # edit the block in place: the caret goes into the code
     assert edit.evaluate("b => b.getAttribute('aria-pressed')") == "true"
     assert page.evaluate("() => document.activeElement.isContentEditable")
-    tab_until(page, "e.matches('.run-bar button') && e.textContent === 'Edit'", most=10)
-    page.keyboard.press("Space")  # Edit again: editing ends
-    assert edit.evaluate("b => b.getAttribute('aria-pressed')") == "false"
+    page.keyboard.press("Tab")  # Tab indents in the editor: the focus stays in the code
+    assert page.evaluate("() => document.activeElement.isContentEditable")
+    page.keyboard.press("Escape")  # Escape leaves the editor: editing ends, focus on Edit
+    assert edit.evaluate("b => b === document.activeElement && b.getAttribute('aria-pressed')") == "false"
+    page.locator('[data-run-bar] button', has_text="Restore").first.evaluate("b => b.click()")
+    edit.evaluate("b => b.focus()")
     page.keyboard.press("Shift+Tab")
     assert page.evaluate("() => document.activeElement.textContent") == "Run"
     bar = page.evaluate_handle("() => document.activeElement.closest('.run-bar')")
     page.keyboard.press("Enter")
     page.wait_for_function("bar => bar.querySelector('[aria-live=polite]').textContent"
-                           " === 'Ran in your browser'", arg=bar, timeout=300_000)
+                           ".startsWith('Ran in your browser')", arg=bar, timeout=300_000)
     index = bar.evaluate("b => b.dataset.runBar")
     output = page.locator(f'.run-output[data-for="{index}"][role=status]')
-    assert output.is_visible() and output.inner_text().strip()
+    said = bar.evaluate("b => b.querySelector('[aria-live=polite]').textContent")
+    # What it printed is in a live region, or the status says it printed nothing.
+    assert (output.is_visible() and output.inner_text().strip()) or said.endswith("printed nothing")
     assert not seen.failed and not seen.errors
     page.close()

@@ -100,8 +100,10 @@ def test_chapter_notebook_holds_the_page_blocks_as_code_cells(fixture_site):
     nb = nbformat.read(out / "chapters" / "ch01-fixture" / "ch01-fixture.ipynb", as_version=4)
     nbformat.validate(nb)
     code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
-    install = '%pip install --quiet "attention-from-scratch @ git+https://example.org/fixture/course" matplotlib'
-    assert code[0].split("\n")[0] == install  # the page imports matplotlib, not torch
+    # The course's wheel from the site, then what the page imports (matplotlib, not torch).
+    assert code[0].split("\n")[0].startswith("%pip install --quiet --force-reinstall --no-deps "
+                                            "https://example.org/course/assets/pyodide/")
+    assert re.fullmatch(r"%pip install --quiet matplotlib==\S+ numpy==\S+", code[0].split("\n")[1])
     assert "tools" not in "\n".join(code)  # a page imports nothing from the tooling
     page = read_page(src / "docs" / CHAPTER, src)
     assert code[1:] == [block.code.rstrip("\n") for block in page.blocks]
@@ -116,10 +118,11 @@ def test_chapter_notebook_holds_the_page_blocks_as_code_cells(fixture_site):
 def test_chapter_notebook_takes_its_title_from_front_matter_when_the_page_has_none(tmp_path):
     from tools.notebooks.chapter import chapter_notebook
 
-    page = tmp_path / "page.md"
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
     page.write_text('---\ntitle: Only in front matter\n---\n\nProse.\n\n'
                     '```python\n# a comment, not a heading\nx = 1\n```\n', "utf8")
-    nb = chapter_notebook(page, tmp_path, "https://example.org/repo", "https://example.org/page/")
+    nb = chapter_notebook(page, tmp_path, "https://example.org/page/")
     assert nb.cells[1].source == "# Only in front matter"
 
 

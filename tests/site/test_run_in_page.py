@@ -35,7 +35,9 @@ BLOCKS = """() => [...document.querySelectorAll('div.language-python[data-run-bl
   const checked = next && next.querySelector(':scope > .filename')?.textContent === 'Output'
     && !next.classList.contains('run-output');
   return {index: Number(el.dataset.runBlock), needs: el.dataset.runNeeds || null,
-          status: el.dataset.runStatus || 'idle', printed: out ? out.textContent : null,
+          status: el.dataset.runStatus || 'idle', printed: el.runPrinted ?? null,
+          shown: out ? out.closest('.run-output').dataset.shown : null,
+          box: out ? out.textContent : null,
           seconds: Number(el.dataset.runSeconds || 0),
           expected: checked ? next.querySelector('code').textContent : ''};
 })"""
@@ -129,6 +131,10 @@ def test_every_runnable_block_prints_what_the_page_shows(source, reading_tab, se
         elif not output_matches(block["expected"], block["printed"]):
             problems.append(f"block {block['index']} printed\n{block['printed']}\n"
                             f"but the page shows\n{block['expected']}")
+        elif block["printed"].strip() and block["shown"] not in ("same", "text"):
+            # The browser's own comparison (run-in-page.js) agrees: no diff shown.
+            problems.append(f"block {block['index']}: the box shows {block['shown']}:\n"
+                            f"{block['box']}")
     with capsys.disabled():
         print(f"\nrun in the browser: {source}: {len(blocks) - len(not_run)} of {len(blocks)} "
               f"blocks in {seconds:.1f} s; not run there: {not_run or 'none'}")
@@ -143,7 +149,7 @@ def test_the_tab_kept_python_from_page_to_page(reading_tab):
     """Python was loaded once for all the pages (if this file's page tests ran first)."""
     if reading_tab.seen is None:
         pytest.skip("no page of this file ran before this test")
-    loads = [url for url in reading_tab.seen.requests if url.endswith("/pyodide.asm.wasm")]
+    loads = [url for url in reading_tab.seen.requests if url.endswith("/pyodide.asm.wasm.gz")]
     assert len(loads) == 1, loads
 
 
@@ -167,10 +173,16 @@ def test_first_run_download_and_time_to_first_output(browser, server, capsys):
     seconds = time.perf_counter() - start
     seen.page.wait_for_load_state("networkidle")
     status = seen.page.evaluate(BLOCKS)[0]["status"]
+    downloaded = seen.transferred - before
+    progress = seen.page.evaluate("window.runInPage.statusLog")
     with capsys.disabled():
-        print(f"\nfirst Run: {(seen.transferred - before) / 2**20:.1f} MiB downloaded, "
+        print(f"\nfirst Run: {downloaded / 1e6:.1f} MB downloaded, "
               f"first output after {seconds:.1f} s")
     assert status == "ran"
+    # The runtime comes gzipped (it was 17.1 MB), and the reader sees it arrive in MB.
+    assert downloaded < 10e6, downloaded
+    assert any(re.fullmatch(r"Downloading Python and NumPy, once: \d+\.\d of \d+\.\d MB", text)
+               for text in progress), progress
     seen.page.context.close()
 
 
@@ -189,7 +201,7 @@ def verdict(page, index: int) -> str:
 
 
 def solve_with_keyboard(page, starter: int) -> None:
-    """Edit the starter in place, as a reader would: select its code, type the answer."""
+    """Edit the starter in place, as a reader would: select its code, paste the answer."""
     page.locator(f'[data-run-bar="{starter}"] button', has_text="Edit").click()
     code = page.locator(f'div[data-run-block="{starter}"] code')
     code.focus()
@@ -200,7 +212,7 @@ def solve_with_keyboard(page, starter: int) -> None:
               "    if scaled:\n"
               "        scores = scores / np.sqrt(Q.shape[-1])\n"
               "    return softmax(scores)\n")
-    page.keyboard.type(answer)
+    page.keyboard.insert_text(answer)  # pasted: typed, Enter would indent it once more
 
 
 def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(returning_reader,
@@ -211,10 +223,13 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(re
         starter, check = exercise_blocks(page)
         run_block(page, check)
         assert verdict(page, check).startswith("✗ Not yet"), verdict(page, check)
+        # The verdict is shown (not "same as the page") and styled as one.
+        assert page.locator(f'.run-output[data-for="{check}"] .run-fail').count() == 1
         solve_with_keyboard(page, starter)
         assert page.locator(f'div[data-run-block="{check}"]').get_attribute("data-run-status") == "stale"
         run_block(page, check)
         assert verdict(page, check).startswith("✓ Correct"), verdict(page, check)
+        assert page.locator(f'.run-output[data-for="{check}"] .run-pass').count() == 1
         if visit_number == 1:  # instant navigation away and back: the page is swapped in place
             here = page.url
             page.locator("a.md-footer__link--next").click()
@@ -227,7 +242,7 @@ def test_exercise_starter_fails_and_typed_answer_passes_also_after_navigation(re
             page.wait_for_selector("[data-run-bar]")
     assert not seen.errors, seen.errors
     # Instant navigation swapped the pages in place: Python was loaded once and kept.
-    assert sum(url.endswith("/pyodide.asm.wasm") for url in seen.requests) == 1, seen.requests
+    assert sum(url.endswith("/pyodide.asm.wasm.gz") for url in seen.requests) == 1, seen.requests
     page.close()
 
 
@@ -238,7 +253,7 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(returning_reader, serve
     page.locator('[data-run-bar="1"] button', has_text="Edit").click()
     page.locator('div[data-run-block="1"] code').focus()
     page.keyboard.press("Control+A")
-    page.keyboard.type("while True:\n    pass\n")
+    page.keyboard.insert_text("while True:\n    pass\n")
     stop = page.locator('[data-run-bar="1"] button', has_text="Stop")
     assert not stop.is_visible()  # Stop shows only while a block runs
     page.locator('[data-run-bar="1"] button', has_text="Run").click()

@@ -28,26 +28,78 @@ def test_a_function_parameter_or_loop_target_is_not_the_missing_global():
     assert plan == ["needs Matplotlib", None, None, None]
 
 
+def test_imports_in_functions_try_importlib_and_star_imports_are_seen():
+    plan = browser_plan([
+        "def make():\n    import torch\n    return torch.ones(2)", "make()",
+        "try:\n    import transformers\nexcept ImportError:\n    pass", "transformers.AutoModel",
+        "import importlib\nt = importlib.import_module('torch').ones(2)",
+        "m = __import__('matplotlib')", "m.pyplot",
+        "from torch import *", "print(tensor([1]))", "print(len([1]))",
+        "def fine():\n    import numpy\n    return numpy.ones(1)", "fine()"])
+    assert plan == [None, "needs PyTorch", None, "needs Hugging Face Transformers",
+                    "needs PyTorch", "needs Matplotlib", "needs Matplotlib", None, "needs PyTorch",
+                    None, None, None]
+
+
 def test_blocks_kept_out_by_hand_say_why_and_their_names_follow():
     plan = browser_plan(["slow = 1  # the big one", "print(slow)"],
                         {"the big one": "too slow"})
     assert plan == ["too slow", "uses `slow` from a block that does not run here"]
 
 
-def test_each_page_keeps_its_own_print_options_and_random_generators():
-    """The worker's Python (run-worker.js), run here by CPython: what one page sets of the
-    state pages share does not reach another page, and is there again when its page runs."""
+def worker_prelude() -> str:
+    """The Python the worker runs first (run-worker.js), to run here with CPython."""
     worker = (ROOT / "docs" / "javascripts" / "run-worker.js").read_text("utf8")
-    prelude = worker.split("const PRELUDE = `", 1)[1].split("`;", 1)[0]
+    return worker.split("const PRELUDE = `", 1)[1].split("`;", 1)[0].replace("\\\\", "\\")
+
+
+def run_in_worker_python(script: str) -> str:
+    return subprocess.run([sys.executable, "-c", worker_prelude() + script], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_each_page_keeps_its_own_print_options_and_random_generators():
+    """The worker's Python, run here by CPython: what one page sets of the state pages
+    share does not reach another page, and is there again when its page runs."""
     runs = [("a", "import numpy as np, random\nnp.set_printoptions(precision=1)\n"
                   "print(np.ones(1) / 3, np.random.random(), random.random())"),
             ("b", "import numpy as np, random\n"
                   "print(np.ones(1) / 3, np.random.random(), random.random())"),
             ("a", "print(np.ones(1) / 3, np.random.random())")]
-    script = prelude + "".join(f"\nprint(*_run({page!r}, {code!r}), sep='|', end='')"
-                               for page, code in runs)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True).stdout
+    script = "".join(f"\n_run({page!r}, {code!r}, emit=lambda s, t: print(t, end=''));print('|')"
+                     for page, code in runs)
+    out = run_in_worker_python(script)
     fresh = "0.5488135039273248 0.8444218515250481"  # seed 0, as the page checker seeds
-    assert out.split("None") == [f"[0.3] {fresh}\n|", f"[0.33333333] {fresh}\n|",
-                                 "[0.3] 0.7151893663724195\n|", ""]
+    assert out.split("|\n") == [f"[0.3] {fresh}\n", f"[0.33333333] {fresh}\n",
+                                 "[0.3] 0.7151893663724195\n", ""]
+
+
+def test_a_block_shows_stderr_warnings_its_own_traceback_line_and_output_up_to_a_limit():
+    script = """
+import json
+seen = []
+emit = lambda stream, text: seen.append((stream, text))
+results = [_run("p", "import sys, warnings\\nprint('out')\\nprint('err', file=sys.stderr)\\n"
+                     "warnings.warn('careful')", "<block 1>", emit),
+           _run("p", "def f():\\n    return 1 / 0\\n", "<block 2>", emit),
+           _run("p", "x = 1\\nf()", "<block 3>", emit),
+           _run("p", "name = input()", "<block 4>", emit),
+           _run("p", "for i in range(100_000):\\n    print('0123456789')", "<block 5>", emit)]
+print(json.dumps({"seen": seen, "results": results}))
+"""
+    record = __import__("json").loads(run_in_worker_python(script))
+    streams = {}
+    for stream, text in record["seen"]:
+        streams.setdefault(stream, []).append(text)
+    assert streams["stdout"][0] == "out\n"
+    assert "err\n" in streams["stderr"][0] and "UserWarning: careful" in "".join(streams["stderr"])
+    (ok, _), (_, _), (traceback, _), (no_input, _), (cut, printed) = record["results"]
+    assert ok is None
+    # The line of the reader's block that failed, and the function's line it called.
+    assert 'File "<block 3>", line 2, in <module>\n    f()' in traceback, traceback
+    assert 'File "<block 2>", line 2, in f\n    return 1 / 0' in traceback, traceback
+    assert traceback.endswith("ZeroDivisionError: division by zero")
+    assert "_run" not in traceback
+    assert "input() cannot ask you for a value here" in no_input
+    assert cut is None and printed == 1_100_000
+    assert len("".join(t for s, t in record["seen"] if s == "stdout")) == 200_000 + len("out\n")

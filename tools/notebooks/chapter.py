@@ -3,37 +3,78 @@
 Its Python blocks (snippets expanded, exactly as the tests run them) become code cells,
 the prose between them Markdown cells; Output blocks are dropped, since running the
 notebook prints them again, and figures simply show (the page draws with plain
-Matplotlib). The first cell installs the package, so it runs anywhere.
+Matplotlib). The first cell installs the package (the wheel the site serves) and every library the
+code imports, pinned to the versions the page was tested with, so it runs anywhere.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import re
+import sys
 from pathlib import Path
 from urllib.parse import urljoin
 
 import nbformat
 from mkdocs.utils.meta import get_data
 
+from tools.site.run_in_page import ASSETS, package_wheel_bytes
 from tools.source.markdown import CONTAINER, first_h1, lift_containers, read_page
 
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 CONTAINER_TITLE = re.compile(r'^(?:!!!|\?\?\?\+?|===)\s+\S*\s*(?:"(?P<title>[^"]*)")?')
 
 
-# Packages a page may import besides the course's own (which needs only NumPy).
-EXTRAS = {"torch": re.compile(r"^\s*(?:import|from) torch\b", re.M),
-          "matplotlib": re.compile(r"^\s*(?:import|from) matplotlib\b", re.M)}
 LINK = re.compile(r"\]\((?![a-z]+:|#)(?P<path>[^)#\s]+)(?P<anchor>#[^)\s]*)?\)")
+PACKAGE = "attention"
 
 
-def install_cell(repo_url: str, code: str) -> str:
-    """Install the package (and torch or matplotlib if the code imports them)."""
-    extras = "".join(f" {name}" for name, pattern in EXTRAS.items() if pattern.search(code))
-    return f'%pip install --quiet "attention-from-scratch @ git+{repo_url}"{extras}'
+def third_party_imports(code: str) -> list[str]:
+    """The top-level modules ``code`` imports that are neither the standard library nor
+    the course's package, wherever the import is (in a function, in ``try``), sorted."""
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return sorted(found - set(sys.stdlib_module_names) - {PACKAGE})
 
 
-def chapter_notebook(path: Path, root: Path, repo_url: str, page_url: str) -> nbformat.NotebookNode:
+def pinned(module: str) -> str:
+    """``dist==version`` of the installed distribution that provides ``module``: the
+    version the pages were tested with (a local tag such as ``+cpu`` dropped)."""
+    dists = importlib.metadata.packages_distributions().get(module)
+    if not dists:
+        raise ValueError(f"the notebook imports {module!r}, which no installed "
+                         "distribution provides: install it, or fix the import")
+    version = importlib.metadata.version(dists[0]).split("+")[0]
+    return f"{dists[0]}=={version}"
+
+
+def package_wheel_url(site_url: str) -> str:
+    """Where the site serves the course's wheel (the one the browser runs, too)."""
+    return f"{site_url}{ASSETS}/{package_wheel_bytes()[0]}"
+
+
+def install_cell(site_url: str, code: str) -> str:
+    """``%pip install`` of the course's wheel from the site the notebook came from, and of
+    every other library the code imports, pinned to the tested versions (NumPy always:
+    the package needs it)."""
+    libraries = sorted({pinned(m) for m in third_party_imports(code)} | {pinned("numpy")})
+    return (f"%pip install --quiet --force-reinstall --no-deps {package_wheel_url(site_url)}\n"
+            f"%pip install --quiet {' '.join(libraries)}")
+
+
+def site_of(path: Path, root: Path, page_url: str) -> str:
+    """The site's address, from a page's published address (directory URLs)."""
+    rel = Path(path).resolve().relative_to((Path(root) / "docs").resolve()).with_suffix("")
+    suffix = "" if rel.as_posix() == "index" else rel.as_posix().removesuffix("/index") + "/"
+    return page_url.removesuffix(suffix)
+
+
+def chapter_notebook(path: Path, root: Path, page_url: str) -> nbformat.NotebookNode:
     """The chapter at ``path`` as a notebook: install cell, then prose and code in page order.
 
     ``page_url`` is the page's published address: relative links in the prose (to other
@@ -53,7 +94,7 @@ def chapter_notebook(path: Path, root: Path, repo_url: str, page_url: str) -> nb
     if title and not first_h1(blank_front_matter(text)):  # the title is in front matter only
         cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
     code = "\n".join(block.code for block in page.blocks)
-    cells.insert(0, nbformat.v4.new_code_cell(install_cell(repo_url, code)))
+    cells.insert(0, nbformat.v4.new_code_cell(install_cell(site_of(path, root, page_url), code)))
     return notebook([cell for cell in cells if cell.source.strip()])
 
 

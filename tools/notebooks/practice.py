@@ -3,8 +3,8 @@
 The exercise text is written once, in the chapter page; the code lives in
 ``exercises/chNN.py`` (sections ``imports``, ``exK-starter``, ``exK-solution``) and is
 included by snippet. The notebook holds, in page order: a title, a cell that installs the
-package when it is missing, the section's prose as Markdown cells, its top-level Python
-blocks as code cells (a starter cell keeps its source in ``metadata["snippet"]``), and
+package from the site and what the exercises import (``install_cell``), the section's
+prose as Markdown cells, its top-level Python blocks as code cells (a starter cell keeps its source in ``metadata["snippet"]``), and
 each collapsible (``??? success "Solution"``) as a folded ``<details>`` Markdown cell.
 Output blocks are dropped: running the cells prints them. Nothing is committed: the site
 build writes the notebooks (``tools/site/practice_pages.py``) and the tests generate them.
@@ -17,24 +17,14 @@ import textwrap
 
 import nbformat
 
-from tools.notebooks.chapter import notebook, prose, published
+from tools.notebooks.chapter import install_cell, notebook, prose, published
 from tools.source.chapters import Chapter, practice_lines
 from tools.source.markdown import CONTAINER, read_page
 from tools.source.snippets import expand_snippets
 
 SNIPPET_ONLY = re.compile(r'--8<-- "(?P<target>[^"]+)"')
 TITLE = re.compile(r'^(?:!!!|\?\?\?\+?)\s+\S+\s*(?:"(?P<title>[^"]*)")?')
-INSTALL = """\
-import importlib.util
-import subprocess
-import sys
-
-if importlib.util.find_spec("attention") is None:  # not installed yet: install it
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet",
-                           "attention-from-scratch @ git+{repo_url}"])"""
-
-
-def practice_notebook(chapter: Chapter, repo_url: str = "", site_url: str = "") -> nbformat.NotebookNode | None:
+def practice_notebook(chapter: Chapter, site_url: str = "") -> nbformat.NotebookNode | None:
     """The practice notebook of ``chapter`` (None when its page has no Practice section)."""
     text = chapter.page.read_text("utf8")
     span = practice_lines(text)
@@ -55,7 +45,6 @@ def practice_notebook(chapter: Chapter, repo_url: str = "", site_url: str = "") 
             "**✗ Not yet** and what is wrong. A worked solution is folded under each exercise: "
             "try first."
         ),
-        nbformat.v4.new_code_cell(INSTALL.format(repo_url=repo_url)),
     ]
     pending: list[str] = []
 
@@ -90,6 +79,8 @@ def practice_notebook(chapter: Chapter, repo_url: str = "", site_url: str = "") 
             pending.append(line)
             i += 1
     flush()
+    code = "\n".join(cell.source for cell in cells if cell.cell_type == "code")
+    cells.insert(1, nbformat.v4.new_code_cell(install_cell(site_url, code)))
     return notebook(cells)
 
 

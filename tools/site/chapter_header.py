@@ -97,7 +97,7 @@ def on_post_page(output, page, config):
     if "level" in page.meta:
         root = Path(config.config_file_path).parent  # where the snippets' paths start
         page_url = (config.site_url or "") + page.url
-        nb = chapter_notebook(Path(page.file.abs_src_path), root, config.repo_url or "", page_url)
+        nb = chapter_notebook(Path(page.file.abs_src_path), root, page_url)
     elif is_practice(page):
         nb = nbformat.read(page.file.abs_src_path, as_version=4)
     else:

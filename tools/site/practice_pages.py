@@ -52,7 +52,7 @@ def on_config(config):
 def on_files(files, config):
     scratch = Path(tempfile.mkdtemp(prefix="practice-notebooks-"))
     for chapter in practice_chapters(repository_of(config)):
-        nb = practice_notebook(chapter, config.repo_url or "", config.site_url or "")
+        nb = practice_notebook(chapter, config.site_url or "")
         target = scratch / practice_source(chapter)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)

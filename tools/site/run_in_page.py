@@ -2,10 +2,13 @@
 
 Each Python block gets Run, Edit, Restore and Restart controls (``docs/javascripts/
 run-in-page.js``), which send its code to Pyodide in a Web Worker (``run-worker.js``). The
-site serves the runtime itself: ``on_post_build`` copies the verified Pyodide runtime and
-NumPy wheel (``tools/site/pyodide_runtime.py``) and a pure-Python wheel of the ``attention``
-package, built from this checkout, into ``assets/pyodide/``. Nothing is downloaded until
-the reader first presses Run.
+site serves the runtime itself: ``on_post_build`` writes the verified Pyodide runtime and
+NumPy wheel (``tools/site/pyodide_runtime.py``), its two largest files gzipped (the worker
+decompresses them and reports the download's progress), and a pure-Python wheel of the
+``attention`` package built from this checkout into ``assets/pyodide/``, with a
+``manifest.json`` of names and sizes. Nothing is downloaded until the reader first presses
+Run. A page with ``<!-- run-in-page facts -->`` (the home page) gets a sentence with the
+browser's versions and the download's size, computed here.
 
 Which blocks can run there is decided here, at build time, from the code itself: the
 browser has NumPy, the ``attention`` package and the standard library, nothing else. An
@@ -18,11 +21,16 @@ instead of offering Run, and keeps the output the tests checked.
 from __future__ import annotations
 
 import ast
+import builtins
+import functools
+import gzip
 import hashlib
+import importlib.metadata
 import html
+import io
 import json
+import platform
 import re
-import shutil
 import symtable
 import sys
 import zipfile
@@ -36,6 +44,7 @@ from tools.site.pyodide_runtime import NUMPY_WHEEL, RUNTIME_FILES, ensure_runtim
 
 ASSETS = "assets/pyodide"
 PACKAGE = "attention"
+RESULTS = "benchmarks/results.json"
 IN_BROWSER = {"numpy", PACKAGE} | set(sys.stdlib_module_names)
 WHAT = {"torch": "PyTorch", "transformers": "Hugging Face Transformers",
         "matplotlib": "Matplotlib"}
@@ -125,9 +134,43 @@ def effects(statement: ast.stmt):
         yield global_names(statement)
 
 
+def foreign_module(node: ast.AST) -> str | None:
+    """The first library the browser lacks that ``node`` imports anywhere inside it: an
+    ``import`` statement, or ``importlib.import_module("x")`` / ``__import__("x")``."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Import):
+            modules = [alias.name for alias in inner.names]
+        elif isinstance(inner, ast.ImportFrom):
+            modules = [inner.module or ""] if not inner.level else []
+        elif (isinstance(inner, ast.Call) and inner.args
+              and isinstance(inner.args[0], ast.Constant) and isinstance(inner.args[0].value, str)
+              and ((isinstance(inner.func, ast.Name) and inner.func.id == "__import__")
+                   or (isinstance(inner.func, ast.Attribute) and inner.func.attr == "import_module"))):
+            modules = [inner.args[0].value]
+        else:
+            continue
+        for module in modules:
+            if (top := module.split(".")[0]) and top not in IN_BROWSER:
+                return top
+    return None
+
+
+def needs(top: str) -> str:
+    return f"needs {WHAT.get(top, top)}"
+
+
 def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[str | None]:
-    """For each block in page order: None if it runs in the browser, else why not."""
+    """For each block in page order: None if it runs in the browser, else why not.
+
+    An import of a library the browser lacks works there (a stand-in), so what counts is
+    use: a name bound by such an import, wherever it is (in ``try``, in a function, through
+    ``importlib``), a function that imports it, and every name a block that cannot run
+    would have bound. After ``from torch import *``, a name no block of the page binds is
+    taken to come from it.
+    """
     missing: dict[str, str] = {}  # name -> why a block that reads it cannot run
+    defined: set[str] = set(dir(builtins))  # the names the page's blocks bind
+    star: str | None = None  # why unknown names are missing, after a star import
     plan: list[str | None] = []
     for code in codes:
         reason = next((why for text, why in (skips or {}).items() if text in code), None)
@@ -144,18 +187,33 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
                 top = modules[0].split(".")[0]
                 for alias in statement.names:
                     name = (alias.asname or alias.name).split(".")[0]
-                    if top in IN_BROWSER:
+                    if name == "*":
+                        star = star if top in IN_BROWSER else needs(top)
+                    elif top in IN_BROWSER:
                         missing.pop(name, None)
                     else:  # importing works in the browser (a stand-in); using it does not
-                        missing[name] = f"needs {WHAT.get(top, top)}"
+                        missing[name] = needs(top)
+                    defined.add(name)
                 continue
+            foreign = foreign_module(statement)
+            calls_import = foreign and not isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try))
+            if reason is None and calls_import and not any(
+                    isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(statement)):
+                reason = needs(foreign)  # importlib.import_module("torch").ones(2)
             for reads, binds in effects(statement):
                 if reason is None:
                     reason = next((missing[name] for name in sorted(reads) if name in missing),
                                   None)
+                if reason is None and star:
+                    reason = next((star for name in sorted(reads) if name not in defined), None)
                 bound |= binds
+                defined |= binds
                 for name in binds:
-                    missing.pop(name, None)
+                    if foreign:  # a function that imports it, or a name bound from it
+                        missing[name] = needs(foreign)
+                    else:
+                        missing.pop(name, None)
         if reason is not None:
             for name in bound:  # what this block would have defined does not exist there
                 missing.setdefault(name, f"uses `{name}` from a block that does not run here")
@@ -163,7 +221,12 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
     return plan
 
 
+FACTS = "<!-- run-in-page facts -->"  # a page's placeholder for what Run downloads and runs
+
+
 def on_page_content(content, page, config, files):
+    if FACTS in content:
+        content = content.replace(FACTS, f"<p>{facts()}</p>")
     blocks = list(PYTHON_BLOCK.finditer(content))
     if not blocks:
         return content
@@ -181,8 +244,54 @@ def on_page_content(content, page, config, files):
     return "".join(pieces) + content[last:]
 
 
-def package_wheel(dest: Path) -> str:
-    """A pure-Python wheel of the ``attention`` package, built from this checkout."""
+@functools.cache
+def served() -> dict[str, bytes]:
+    """The runtime files as the site serves them, by name: the large ones gzipped
+    (``name.gz``: the worker decompresses them), the lock file cut to its ``info``
+    (the wheels are loaded by address, not looked up in it)."""
+    runtime = ensure_runtime()
+    out = {}
+    for name in (*RUNTIME_FILES, NUMPY_WHEEL):
+        data = (runtime / name).read_bytes()
+        if name == "pyodide-lock.json":
+            data = json.dumps({"info": json.loads(data)["info"], "packages": {}}).encode()
+        if name in GZIPPED:
+            out[name + ".gz"] = gzip.compress(data, 9, mtime=0)
+        else:
+            out[name] = data
+    return out
+
+
+GZIPPED = ("pyodide.asm.wasm", "pyodide.asm.js")  # 10.1 MB -> 3.1, 1.3 MB -> 0.2
+
+
+def download_bytes() -> int:
+    """What the first Run fetches: the served files and the package's wheel."""
+    return sum(len(data) for data in served().values()) + len(package_wheel_bytes()[1])
+
+
+def runtime_versions() -> tuple[str, str]:
+    """The Python and NumPy the browser runs."""
+    lock = json.loads((ensure_runtime() / "pyodide-lock.json").read_text("utf8"))
+    return lock["info"]["python"], NUMPY_WHEEL.split("-")[1]
+
+
+def facts() -> str:
+    """One sentence for the page that explains Run: the versions and the download."""
+    python, numpy = runtime_versions()
+    tested = f"{platform.python_version()} and NumPy {importlib.metadata.version('numpy')}"
+    return (f"Your browser runs Python {python} and NumPy {numpy} (the pages were tested "
+            f"with Python {tested}; the output of every block that runs here is checked in "
+            "both). The first "
+            f"Run downloads {download_bytes() / 1e6:.1f} MB once; later pages and visits "
+            "take it from the browser's cache.")
+
+
+@functools.cache
+def package_wheel_bytes() -> tuple[str, bytes]:
+    """A pure-Python wheel of the ``attention`` package, built from this checkout: its file
+    name and its bytes (the same bytes for the same source). The browser installs it, and
+    so do the downloadable notebooks (``tools/notebooks/chapter.py``)."""
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text("utf8"), re.M)[1]
     dist = f"attention_from_scratch-{version}"
     name = f"{dist}-py3-none-any.whl"
@@ -192,20 +301,30 @@ def package_wheel(dest: Path) -> str:
              "Wheel-Version: 1.0\nGenerator: tools.site.run_in_page\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     for path in sorted((ROOT / PACKAGE).rglob("*.py")):
         files[path.relative_to(ROOT).as_posix()] = path.read_text("utf8")
+    # Chapter 5 reads the benchmark's results next to the package, as in the repository:
+    # installed from this wheel, they are there too (site-packages/benchmarks/).
+    files[RESULTS] = (ROOT / RESULTS).read_text("utf8")
     record = [f"{path},sha256={hashlib.sha256(text.encode()).hexdigest()},{len(text.encode())}"
               for path, text in files.items()]
     files[f"{dist}.dist-info/RECORD"] = "\n".join(record + [f"{dist}.dist-info/RECORD,,"]) + "\n"
-    with zipfile.ZipFile(dest / name, "w", zipfile.ZIP_DEFLATED) as wheel:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
         for path, text in files.items():
             wheel.writestr(zipfile.ZipInfo(path, (2020, 1, 1, 0, 0, 0)), text)
-    return name
+    return name, buffer.getvalue()
 
 
 def on_post_build(config):
-    runtime = ensure_runtime()
     dest = Path(config.site_dir) / ASSETS
     dest.mkdir(parents=True, exist_ok=True)
-    for name in (*RUNTIME_FILES, NUMPY_WHEEL):
-        shutil.copyfile(runtime / name, dest / name)
-    manifest = {"wheels": [NUMPY_WHEEL, package_wheel(dest)]}
+    for name, data in served().items():
+        (dest / name).write_bytes(data)
+    wheel, data = package_wheel_bytes()
+    (dest / wheel).write_bytes(data)
+    files = {name.removesuffix(".gz"): {"gzip": name if name.endswith(".gz") else None,
+                                        "bytes": len(data)}
+             for name, data in served().items() if name != "pyodide.js"}  # importScripts
+    files[wheel] = {"gzip": None, "bytes": len(data)}
+    manifest = {"wheels": [NUMPY_WHEEL, wheel], "files": files,
+                "download": sum(entry["bytes"] for entry in files.values())}
     (dest / "manifest.json").write_text(json.dumps(manifest), "utf8")
