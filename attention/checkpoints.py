@@ -17,6 +17,7 @@ What changes on the way:
 # --8<-- [start:imports]
 import numpy as np
 
+from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.model import ModelConfig, parameter_shapes
 # --8<-- [end:imports]
 
@@ -36,27 +37,90 @@ def config_from_hf(hf_config):
             d_ff=c.n_inner or 4 * c.n_embd, max_positions=c.n_positions,
             norm_eps=c.layer_norm_epsilon,
             tie_embeddings=c.tie_word_embeddings)
-    if c.model_type == "llama":
+    if c.model_type in ("llama", "mistral", "ministral"):
         d_head = (getattr(c, "head_dim", None)
                   or c.hidden_size // c.num_attention_heads)
         rope = getattr(c, "rope_parameters", None) or {}
         theta = rope.get("rope_theta", getattr(c, "rope_theta", 10000.0))
-        if (c.hidden_act != "silu" or c.attention_bias or c.mlp_bias
-                or d_head * c.num_attention_heads != c.hidden_size
-                or rope.get("rope_type", "default") != "default"):
+        if (c.hidden_act != "silu" or getattr(c, "mlp_bias", False)
+                or d_head * c.num_attention_heads != c.hidden_size):
             raise ValueError(
                 "config_from_hf: only plain Llama is supported (SiLU, no "
-                "biases, d_head = d_model / n_heads, unscaled RoPE)")
+                "MLP biases, d_head = d_model / n_heads)")
         return ModelConfig(
             arch="llama", vocab_size=c.vocab_size, d_model=c.hidden_size,
             n_layers=c.num_hidden_layers, n_heads=c.num_attention_heads,
             n_kv_heads=c.num_key_value_heads, d_ff=c.intermediate_size,
             max_positions=c.max_position_embeddings, norm_eps=c.rms_norm_eps,
             rope_base=float(theta), rope_layout="halves",
+            rope_scaling=_rope_scaling(rope, c.max_position_embeddings),
+            sliding_window=getattr(c, "sliding_window", None),
+            layer_types=_layer_types(c),
+            attn_bias=bool(getattr(c, "attention_bias", False)),
             tie_embeddings=c.tie_word_embeddings)
     raise ValueError(f"config_from_hf: model_type {c.model_type!r} "
-                     "is neither gpt2 nor llama")
+                     "is not gpt2, llama, mistral or ministral")
+
+
+def _layer_types(c):
+    """"sliding"/"full" per layer from Hugging Face's layer_types (None: all
+    layers alike)."""
+    types = getattr(c, "layer_types", None)
+    if types is None or getattr(c, "sliding_window", None) is None:
+        return None
+    names = {"sliding_attention": "sliding", "full_attention": "full"}
+    unknown = sorted(set(types) - set(names))
+    if unknown:
+        raise ValueError(f"config_from_hf: layer_types {unknown} are not "
+                         f"implemented (only {sorted(names)})")
+    return tuple(names[t] for t in types)
 # --8<-- [end:config_from_hf]
+
+
+# --8<-- [start:rope_scaling]
+# The keys of Hugging Face's rope_parameters that each type reads.
+_ROPE_KEYS = {
+    "default": set(),
+    "linear": {"factor"},
+    "dynamic": {"factor"},
+    "yarn": {"factor", "original_max_position_embeddings", "beta_fast",
+             "beta_slow", "truncate", "attention_factor", "mscale",
+             "mscale_all_dim"},
+    "llama3": {"factor", "original_max_position_embeddings",
+               "low_freq_factor", "high_freq_factor"},
+}
+
+
+def _rope_scaling(rope, max_positions):
+    """A RopeScaling from Hugging Face's ``rope_parameters`` (None: plain)."""
+    kind = rope.get("rope_type", "default")
+    if kind not in ROPE_TYPES:
+        raise ValueError(f"config_from_hf: rope_parameters['rope_type'] = "
+                         f"{kind!r} is not implemented (only {ROPE_TYPES})")
+    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "rope_theta"}
+    if rope.get("partial_rotary_factor", 1.0) == 1.0:
+        extra.discard("partial_rotary_factor")
+    if extra:
+        raise ValueError(f"config_from_hf: rope_parameters {sorted(extra)} "
+                         f"are not implemented for rope_type {kind!r}")
+    if kind == "default":
+        return None
+    original = rope.get("original_max_position_embeddings")
+    if kind == "dynamic":  # grows past the model's own length
+        original = max_positions
+    factor = rope.get("factor")
+    if kind == "yarn" and factor is None:
+        factor = max_positions / original
+    get = rope.get
+    return RopeScaling(
+        kind, factor=float(factor), original_max_positions=original,
+        low_freq_factor=get("low_freq_factor", 1.0),
+        high_freq_factor=get("high_freq_factor", 4.0),
+        beta_fast=get("beta_fast") or 32.0, beta_slow=get("beta_slow") or 1.0,
+        truncate=get("truncate", True),
+        attention_factor=get("attention_factor"), mscale=get("mscale"),
+        mscale_all_dim=get("mscale_all_dim"))
+# --8<-- [end:rope_scaling]
 
 
 # --8<-- [start:hf_names]
@@ -82,9 +146,14 @@ def _gpt2(sd, i):
 
 
 def _llama(sd, i):
-    """Block i of Llama: nn.Linear weights are (d_out, d_in), so transpose."""
+    """Block i of Llama: nn.Linear weights are (d_out, d_in), so transpose.
+    Biases and learned sinks where the model has them (chapter 8)."""
     h = f"model.layers.{i}."
-    return {
+    extra = {f"attn.b_{x}": sd[f"{h}self_attn.{x}_proj.bias"]
+             for x in "qkvo" if f"{h}self_attn.{x}_proj.bias" in sd}
+    if h + "self_attn.sinks" in sd:
+        extra["attn.sinks"] = sd[h + "self_attn.sinks"]
+    return extra | {
         "norm1.weight": sd[h + "input_layernorm.weight"],
         "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
         "attn.W_k": sd[h + "self_attn.k_proj.weight"].T,

@@ -171,7 +171,7 @@ def llama3_inv_freq(d_head, base, factor, original_max_positions, *,
 class RopeScaling:
     rope_type: str = "default"       # one of ROPE_TYPES
     factor: float = 1.0              # how many times longer the context gets
-    original_max_positions: int | None = None  # trained length (yarn, llama3)
+    original_max_positions: int | None = None  # trained length (not linear)
     low_freq_factor: float = 1.0     # llama3: band edges, as divisors of
     high_freq_factor: float = 4.0    #   the trained length
     beta_fast: float = 32.0          # yarn: turns above which a pair is kept
@@ -186,7 +186,7 @@ class RopeScaling:
             raise ValueError(f"RopeScaling: rope_type must be one of "
                              f"{ROPE_TYPES}, got {self.rope_type!r}")
         _check_factor("RopeScaling", self.factor)
-        needs_length = self.rope_type in ("yarn", "llama3")
+        needs_length = self.rope_type in ("dynamic", "yarn", "llama3")
         n = self.original_max_positions
         if needs_length and (isinstance(n, bool) or not isinstance(
                 n, (int, np.integer)) or n < 1):
@@ -200,30 +200,26 @@ class RopeScaling:
 
 
 # --8<-- [start:rope_parameters]
-def rope_parameters(d_head, base, scaling=None, *, max_positions=None,
-                    seq_len=None):
+def rope_parameters(d_head, base, scaling=None, *, seq_len=None):
     """(inv_freq, attention_factor) of a RoPE with a scaling rule.
 
-    ``max_positions`` is the model's longest position (dynamic NTK grows its
-    base past it); ``seq_len`` the length being computed (dynamic only).
+    ``seq_len``: the length being computed, for dynamic NTK only (its base
+    grows once seq_len passes ``scaling.original_max_positions``).
     """
     s = scaling or RopeScaling()
+    n_orig = s.original_max_positions
     if s.rope_type == "default":
         return default_inv_freq(d_head, base), 1.0
     if s.rope_type == "linear":
         return linear_inv_freq(d_head, base, s.factor), 1.0
     if s.rope_type == "dynamic":
-        if max_positions is None:
-            raise ValueError("rope_parameters: dynamic needs max_positions")
-        n = max_positions if seq_len is None else seq_len
-        return dynamic_ntk_inv_freq(d_head, base, s.factor, max_positions,
-                                    n), 1.0
+        n = n_orig if seq_len is None else seq_len
+        return dynamic_ntk_inv_freq(d_head, base, s.factor, n_orig, n), 1.0
     if s.rope_type == "llama3":
         return llama3_inv_freq(
-            d_head, base, s.factor, s.original_max_positions,
-            low_freq_factor=s.low_freq_factor,
+            d_head, base, s.factor, n_orig, low_freq_factor=s.low_freq_factor,
             high_freq_factor=s.high_freq_factor), 1.0
-    inv_freq = yarn_inv_freq(d_head, base, s.factor, s.original_max_positions,
+    inv_freq = yarn_inv_freq(d_head, base, s.factor, n_orig,
                              beta_fast=s.beta_fast, beta_slow=s.beta_slow,
                              truncate=s.truncate)
     factor = s.attention_factor
@@ -232,3 +228,18 @@ def rope_parameters(d_head, base, scaling=None, *, max_positions=None,
                                        mscale_all_dim=s.mscale_all_dim)
     return inv_freq, float(factor)
 # --8<-- [end:rope_parameters]
+
+
+# --8<-- [start:scaled_rope_angles]
+def scaled_rope_angles(positions, d_head, base, scaling):
+    """(angles (..., n, d_head / 2), attention factor) for ``rope``.
+
+    Dynamic NTK sizes its base by the longest position in ``positions``, as
+    Hugging Face does for each forward pass.
+    """
+    positions = np.asarray(positions)
+    seq_len = int(positions.max()) + 1 if positions.size else 1
+    inv_freq, factor = rope_parameters(d_head, base, scaling, seq_len=seq_len)
+    angles = positions.astype(np.float64)[..., None] * inv_freq
+    return angles, factor                          # (..., n, d_head/2)
+# --8<-- [end:scaled_rope_angles]

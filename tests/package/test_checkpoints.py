@@ -28,7 +28,7 @@ def test_llama_config_is_read_field_by_field():
 
 @pytest.mark.parametrize("hf_config,match", [
     (GPT2Config(activation_function="relu"), "only GELU tanh"),
-    (LlamaConfig(attention_bias=True), "only plain Llama"),
+    (LlamaConfig(mlp_bias=True), "only plain Llama"),
     (LlamaConfig(hidden_size=64, num_attention_heads=4, head_dim=8), "only plain Llama"),
 ])
 def test_unsupported_configs_are_refused(hf_config, match):

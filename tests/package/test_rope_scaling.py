@@ -28,7 +28,7 @@ CASES = {
     "linear": ({"rope_type": "linear", "factor": 4.0},
                RopeScaling("linear", factor=4.0)),
     "dynamic": ({"rope_type": "dynamic", "factor": 2.5},
-                RopeScaling("dynamic", factor=2.5)),
+                RopeScaling("dynamic", factor=2.5, original_max_positions=256)),
     "yarn": ({"rope_type": "yarn", "factor": 8.0,
               "original_max_position_embeddings": 24},
              RopeScaling("yarn", factor=8.0, original_max_positions=24)),
@@ -94,8 +94,7 @@ def test_inverse_frequencies_equal_hugging_face_in_float64(case, d_head, base,
                                                            seq_len):
     rope, ours = CASES[case]
     ref, ref_factor = hf_rope(rope, d_head, base, seq_len, float64=True)
-    inv_freq, factor = rope_parameters(d_head, base, ours, max_positions=256,
-                                       seq_len=seq_len)
+    inv_freq, factor = rope_parameters(d_head, base, ours, seq_len=seq_len)
     assert inv_freq.shape == (d_head // 2,) and inv_freq.dtype == np.float64
     assert relative(inv_freq, ref) <= TOL
     assert factor == pytest.approx(ref_factor, rel=TOL)
@@ -168,8 +167,7 @@ def test_linear_divides_every_frequency():
     (lambda: dynamic_ntk_inv_freq(8, 10000.0, 2.0, 8, 0), "seq_len must be"),
     (lambda: llama3_inv_freq(8, 1e4, 2.0, 8, low_freq_factor=4.0,
                              high_freq_factor=1.0), "high_freq_factor > low"),
-    (lambda: rope_parameters(8, 1e4, RopeScaling("dynamic", factor=2.0)),
-     "dynamic needs max_positions"),
+    (lambda: RopeScaling("dynamic", factor=2.0), "needs original_max_positions"),
 ])
 def test_bad_settings_are_refused_by_name(call, message):
     with pytest.raises(ValueError, match=message):
