@@ -284,3 +284,11 @@ def test_bad_long_context_fields_are_named(kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
         ModelConfig(arch="llama", vocab_size=11, d_model=8, n_layers=2,
                     n_heads=2, **kw)
+
+
+def test_the_chapter_6_backward_refuses_chapter_8_models():
+    from attention.backward.model import model_backward
+    config = ModelConfig(arch="llama", vocab_size=11, d_model=8, n_layers=1,
+                         n_heads=2, sliding_window=3, attn_sinks=True)
+    with pytest.raises(ValueError, match=r"\['sliding_window', 'attn_sinks'\]"):
+        model_backward({}, config, np.zeros(3, int), np.zeros((3, 11)), {})
