@@ -144,8 +144,9 @@ def gpt2_block(x, p, config, positions, *, trace=None, attend_fn=None):
 def llama_block(x, p, config, positions, *, trace=None, attend_fn=None):
     """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
 
-    No biases (but see ``attn_bias``). x: (batch, n, d_model); positions: (n,) or (batch, n)
-    integers, the absolute positions of the tokens (what RoPE rotates by).
+    No biases (chapter 8's ``attn_bias`` adds them to attention).
+    x: (batch, n, d_model); positions: (n,) or (batch, n) integers, the
+    absolute positions of the tokens (what RoPE rotates by).
     attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
     """
     eps = config.norm_eps

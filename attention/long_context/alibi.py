@@ -38,7 +38,7 @@ def alibi_slopes(n_heads):
 
 # --8<-- [start:bias]
 def alibi_bias(n_heads, query_positions, key_positions):
-    """The additive bias -m_h * (i - j), shape (n_heads, n_q, n_k).
+    """The additive bias -m_h * (i - j) = m_h * (j - i), (n_heads, n_q, n_k).
 
     Pass it as ``attention(..., mask=bias, causal=True)``: ALiBi penalises
     distance and leaves causality to the mask.
@@ -51,7 +51,7 @@ def alibi_bias(n_heads, query_positions, key_positions):
             f"alibi_bias: query_positions and key_positions must be 1-D "
             f"integers, got dtypes {i.dtype}, {j.dtype} and shapes "
             f"{i.shape}, {j.shape}")
-    distance = i[:, None] - j[None, :]                    # (n_q, n_k)
+    offset = j[None, :] - i[:, None]        # (n_q, n_k): -distance
     slopes = alibi_slopes(n_heads)[:, None, None]         # (h, 1, 1)
-    return -slopes * distance                             # (h, n_q, n_k)
+    return slopes * offset                                # (h, n_q, n_k)
 # --8<-- [end:bias]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 # --8<-- [end:imports]
 
+# --8<-- [start:checks]
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3")
 
 
@@ -45,6 +46,7 @@ def _check_factor(fn, factor):
             and not isinstance(factor, bool) and factor >= 1):
         raise ValueError(f"{fn}: factor must be a number >= 1 (a factor "
                          f"below 1 would shrink the context), got {factor!r}")
+# --8<-- [end:checks]
 
 
 # --8<-- [start:default]

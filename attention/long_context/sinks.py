@@ -60,7 +60,7 @@ def sink_attention(q, k, v, sinks, *, mask=None, causal=False, scale=None,
         lead = np.broadcast_shapes(lead, bias.shape[:-2])
     except ValueError:
         raise ValueError(f"sink_attention: mask of shape {mask.shape} does "
-                         f"not broadcast to the scores (..., n_q, n_k)") from None
+                         f"not broadcast to the scores") from None
     bias = np.concatenate([np.broadcast_to(bias, (*lead, n_q, n_k)),
                            np.broadcast_to(column, (*lead, n_q, 1))], axis=-1)
     # The sink as a key: zero (its score is all bias) with a zero value.
