@@ -18,6 +18,7 @@ import numpy as np
 from attention.feed_forward import mlp, swiglu
 from attention.multi_head import merge_heads, split_heads
 from attention.norms import layer_norm, rms_norm
+from attention.long_context.sinks import sink_attention
 from attention.positions import rope
 from attention.scaled_dot_product import attention
 
@@ -34,16 +35,20 @@ def _record(trace, **values):
 
 
 # --8<-- [start:attend]
-def attend(q, k, v, *, causal=True, mask=None):
+def attend(q, k, v, *, causal=True, mask=None, sinks=None):
     """The one call to attention in every block.
 
     q: (batch, n_heads, n_q, d_head); k, v: (batch, n_kv_heads, n_k, d_head).
     Each key/value head serves n_heads // n_kv_heads query heads (GQA).
+    sinks: one learned sink logit per head (n_heads,), gpt-oss (chapter 8).
     Returns (output (batch, n_heads, n_q, d_head), weights (..., n_q, n_k)).
     """
     group = q.shape[-3] // k.shape[-3]
     k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
     v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
+    if sinks is not None:
+        return sink_attention(q, k, v, sinks, mask=mask, causal=causal,
+                              return_weights=True)
     return attention(q, k, v, mask=mask, causal=causal, return_weights=True)
 # --8<-- [end:attend]
 
@@ -51,14 +56,16 @@ def attend(q, k, v, *, causal=True, mask=None):
 # --8<-- [start:attention_layer]
 def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
                     mask=None, positions=None, rope_base=None,
-                    rope_layout="halves", trace=None, attend_fn=None):
+                    rope_layout="halves", rope_scaling=None, trace=None,
+                    attend_fn=None):
     """Project, split into heads, (rotate), attend, merge, project back.
 
     x: (batch, n, d_model). p holds attn.W_q, attn.W_k, attn.W_v, attn.W_o
-    and optionally the biases attn.b_q, ... . With rope_base set, q and k
-    are rotated by their positions (n,) or (batch, n) before attention.
-    attend_fn(q, k, v) -> (output, weights) replaces ``attend`` (and its
-    causal and mask): a KV cache goes there (``attention.kv_cache``).
+    and optionally the biases attn.b_q, ... and learned sinks attn.sinks.
+    With rope_base set, q and k are rotated by their positions (n,) or
+    (batch, n) before attention (rope_scaling: chapter 8's RopeScaling).
+    attend_fn(q, k, v, sinks) -> (output, weights) replaces ``attend`` (and
+    its causal and mask): a KV cache goes there (``attention.kv_cache``).
     """
     n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
     q = _linear(x, p["attn.W_q"], p.get("attn.b_q"))
@@ -71,12 +78,13 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
         positions = np.asarray(positions)
         if positions.ndim == 2:  # (batch, n): one row of positions per sequence
             positions = positions[:, None, :]  # (batch, 1, n): for every head
-        q = rope(q, positions, base=rope_base, layout=rope_layout)
-        k = rope(k, positions, base=rope_base, layout=rope_layout)
+        rotate = dict(base=rope_base, layout=rope_layout, scaling=rope_scaling)
+        q, k = rope(q, positions, **rotate), rope(k, positions, **rotate)
+    sinks = p.get("attn.sinks")  # (n_heads,) or None
     if attend_fn is None:
-        out, weights = attend(q, k, v, causal=causal, mask=mask)
+        out, weights = attend(q, k, v, causal=causal, mask=mask, sinks=sinks)
     else:
-        out, weights = attend_fn(q, k, v)
+        out, weights = attend_fn(q, k, v, sinks)
     heads = merge_heads(out)        # (batch, n, n_heads * d_head)
     _record(trace, q=q, k=k, v=v, weights=weights, heads=heads)
     return _linear(heads, p["attn.W_o"], p.get("attn.b_o"))
@@ -136,8 +144,9 @@ def gpt2_block(x, p, config, positions, *, trace=None, attend_fn=None):
 def llama_block(x, p, config, positions, *, trace=None, attend_fn=None):
     """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
 
-    No biases anywhere. x: (batch, n, d_model); positions: (n,) or (batch, n)
-    integers, the absolute positions of the tokens (what RoPE rotates by).
+    No biases (chapter 8's ``attn_bias`` adds them to attention).
+    x: (batch, n, d_model); positions: (n,) or (batch, n) integers, the
+    absolute positions of the tokens (what RoPE rotates by).
     attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
     """
     eps = config.norm_eps
@@ -145,7 +154,8 @@ def llama_block(x, p, config, positions, *, trace=None, attend_fn=None):
     x_mid = x + attention_layer(
         h, p, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
         positions=positions, rope_base=config.rope_base,
-        rope_layout=config.rope_layout, trace=trace, attend_fn=attend_fn)
+        rope_layout=config.rope_layout, rope_scaling=config.rope_scaling,
+        trace=trace, attend_fn=attend_fn)
     h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
     out = x_mid + swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
     _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)

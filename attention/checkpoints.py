@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.model import ModelConfig, parameter_shapes
 # --8<-- [end:imports]
 
@@ -33,7 +34,8 @@ class Family:
     groups; a field in none of them is refused unless it has its default.
     """
     arch: str        # ModelConfig.arch
-    read: dict       # HF field -> ModelConfig field (or (field, function))
+    read: dict       # HF field -> ModelConfig field, or (field or fields,
+    #                  function of (value, config) giving its value or values)
     accepted: dict   # HF field -> the values implemented (or a test of config)
     inert: frozenset  # fields that do not change the logits in eval mode
 
@@ -50,15 +52,24 @@ COMMON_INERT = frozenset({
 COMMON_ACCEPTED = {"is_encoder_decoder": (False,)}
 
 
-def _rope_theta(rope):
-    """Llama's rope_parameters -> RoPE's base; only unscaled RoPE."""
+def _rope(rope, c):
+    """Llama's rope_parameters -> RoPE's (base, scaling): chapter 8."""
     rope = rope or {"rope_type": "default", "rope_theta": 10000.0}
-    extra = set(rope) - {"rope_type", "rope_theta"}
-    if rope.get("rope_type", "default") != "default" or extra:
-        raise ValueError(f"config_from_hf: rope_parameters {rope} is not "
-                         f"implemented; only unscaled RoPE (rope_type "
-                         f"'default' and rope_theta)")
-    return float(rope.get("rope_theta", 10000.0))
+    return (float(rope.get("rope_theta", 10000.0)),
+            _rope_scaling(rope, c.max_position_embeddings))
+
+
+def _layer_types(types, c):
+    """Hugging Face's layer_types -> "sliding"/"full" per layer (None: all
+    alike): chapter 8."""
+    if types is None or c.sliding_window is None:
+        return None
+    names = {"sliding_attention": "sliding", "full_attention": "full"}
+    unknown = sorted(set(types) - set(names))
+    if unknown:
+        raise ValueError(f"config_from_hf: layer_types {unknown} are not "
+                         f"implemented (only {sorted(names)})")
+    return tuple(names[t] for t in types)
 
 
 FAMILIES = {
@@ -89,15 +100,24 @@ FAMILIES = {
               "max_position_embeddings": "max_positions",
               "rms_norm_eps": "norm_eps",
               "tie_word_embeddings": "tie_embeddings",
-              "rope_parameters": ("rope_base", _rope_theta)},
-        accepted={"hidden_act": ("silu",), "attention_bias": (False,),
-                  "mlp_bias": (False,),
+              "attention_bias": "attn_bias",
+              "rope_parameters": (("rope_base", "rope_scaling"), _rope)},
+        accepted={"hidden_act": ("silu",), "mlp_bias": (False,),
                   # d_head is d_model / n_heads here
                   "head_dim": lambda c: c.head_dim in (
                       None, c.hidden_size // c.num_attention_heads)},
         # dropout (training only); pretraining_tp splits no product in 5.x
         inert=frozenset({"attention_dropout", "pretraining_tp"})),
 }
+# Chapter 8: Mistral is Llama with a sliding window on every layer (and no
+# biases); Ministral names each layer's type, sliding or full.
+_MISTRAL_READ = {k: v for k, v in FAMILIES["llama"].read.items()
+                 if k != "attention_bias"} | {"sliding_window": "sliding_window"}
+FAMILIES["mistral"] = dataclasses.replace(FAMILIES["llama"],
+                                          read=_MISTRAL_READ)
+FAMILIES["ministral"] = dataclasses.replace(
+    FAMILIES["llama"], read=_MISTRAL_READ | {
+        "layer_types": ("layer_types", _layer_types)})
 
 
 def config_from_hf(hf_config):
@@ -117,10 +137,13 @@ def config_from_hf(hf_config):
     fields = {"arch": family.arch}
     for hf_name, ours in family.read.items():
         value = getattr(c, hf_name)
-        if isinstance(ours, tuple):  # (our field, conversion)
+        if isinstance(ours, tuple):  # (our field or fields, conversion)
             ours, convert = ours
-            value = convert(value)
-        fields[ours] = value
+            value = convert(value, c)
+        if isinstance(ours, tuple):  # one Hugging Face field, several of ours
+            fields.update(zip(ours, value))
+        else:
+            fields[ours] = value
     if family.arch == "llama":
         fields["rope_layout"] = "halves"  # Hugging Face's rotate_half
     return ModelConfig(**fields)
@@ -131,7 +154,9 @@ def _refuse_unimplemented(c, family):
     """A ValueError naming the first field whose value is not implemented."""
     accepted = COMMON_ACCEPTED | family.accepted
     for name, allowed in accepted.items():
-        value = getattr(c, name, None)
+        if not hasattr(c, name):  # a field this family does not have
+            continue
+        value = getattr(c, name)
         ok = allowed(c) if callable(allowed) else value in allowed
         if not ok:
             what = ("" if callable(allowed) else
@@ -150,6 +175,52 @@ def _refuse_unimplemented(c, family):
                 f"config_from_hf: {type(c).__name__}.{field.name} = "
                 f"{value!r} is a setting this converter does not know; only "
                 f"its default {field.default!r} is accepted")
+
+
+# --8<-- [start:rope_scaling]
+# The keys of Hugging Face's rope_parameters that each type reads.
+_ROPE_KEYS = {
+    "default": set(),
+    "linear": {"factor"},
+    "dynamic": {"factor"},
+    "yarn": {"factor", "original_max_position_embeddings", "beta_fast",
+             "beta_slow", "truncate", "attention_factor", "mscale",
+             "mscale_all_dim"},
+    "llama3": {"factor", "original_max_position_embeddings",
+               "low_freq_factor", "high_freq_factor"},
+}
+
+
+def _rope_scaling(rope, max_positions):
+    """A RopeScaling from Hugging Face's ``rope_parameters`` (None: plain)."""
+    kind = rope.get("rope_type", "default")
+    if kind not in ROPE_TYPES:
+        raise ValueError(f"config_from_hf: rope_parameters['rope_type'] = "
+                         f"{kind!r} is not implemented (only {ROPE_TYPES})")
+    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "rope_theta"}
+    if rope.get("partial_rotary_factor", 1.0) == 1.0:
+        extra.discard("partial_rotary_factor")
+    if extra:
+        raise ValueError(f"config_from_hf: rope_parameters {sorted(extra)} "
+                         f"are not implemented for rope_type {kind!r}")
+    if kind == "default":
+        return None
+    original = rope.get("original_max_position_embeddings")
+    if kind == "dynamic":  # grows past the model's own length
+        original = max_positions
+    factor = rope.get("factor")
+    if kind == "yarn" and factor is None:
+        factor = max_positions / original
+    get = rope.get
+    return RopeScaling(
+        kind, factor=float(factor), original_max_positions=original,
+        low_freq_factor=get("low_freq_factor", 1.0),
+        high_freq_factor=get("high_freq_factor", 4.0),
+        beta_fast=get("beta_fast") or 32.0, beta_slow=get("beta_slow") or 1.0,
+        truncate=get("truncate", True),
+        attention_factor=get("attention_factor"), mscale=get("mscale"),
+        mscale_all_dim=get("mscale_all_dim"))
+# --8<-- [end:rope_scaling]
 
 
 # --8<-- [start:hf_names]
@@ -175,9 +246,14 @@ def _gpt2(sd, i):
 
 
 def _llama(sd, i):
-    """Block i of Llama: nn.Linear weights are (d_out, d_in), so transpose."""
+    """Block i of Llama: nn.Linear weights are (d_out, d_in), so transpose.
+    Biases and learned sinks where the model has them (chapter 8)."""
     h = f"model.layers.{i}."
-    return {
+    extra = {f"attn.b_{x}": sd[f"{h}self_attn.{x}_proj.bias"]
+             for x in "qkvo" if f"{h}self_attn.{x}_proj.bias" in sd}
+    if h + "self_attn.sinks" in sd:
+        extra["attn.sinks"] = sd[h + "self_attn.sinks"]
+    return extra | {
         "norm1.weight": sd[h + "input_layernorm.weight"],
         "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
         "attn.W_k": sd[h + "self_attn.k_proj.weight"].T,

@@ -88,6 +88,9 @@ def generate(params, config, token_ids, *, max_new_tokens, valid=None,
     """
     ids = _check_generate(config, token_ids, max_new_tokens, stop_token)
     valid = np.ones(ids.shape, bool) if valid is None else np.atleast_2d(valid)
+    windows = set(config.layer_windows)
+    if window is None and len(windows) == 1:  # all layers alike (Mistral):
+        (window,) = windows                   # the cache can forget too
     cache = KVCache(config.n_layers, window=window, n_sinks=n_sinks)
     if use_cache:  # prefill: the whole prompt at once
         logits = forward(params, config, ids, valid=valid, cache=cache)

@@ -20,6 +20,8 @@ of a left-padded batch included). ``valid`` marks which slots hold real tokens.
 # --8<-- [start:imports]
 import numpy as np
 
+from attention.blocks import attend
+from attention.long_context.sinks import sink_attention
 from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
 
@@ -216,51 +218,61 @@ class KVCache:
 
 
 # --8<-- [start:cached_attention]
-def cached_attention(q, k, v, cache, layer, *, valid=None,
-                     return_weights=False):
+def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
+                     sinks=None, return_weights=False):
     """The new queries q (batch, n_heads, n_new, d_head) attend to the cached
     and the new keys/values k, v (batch, n_kv_heads, n_new, d_head) of
     ``layer``: causal (and window) mask by slot, aligned bottom-right,
-    <pad> keys masked. valid (batch, n_new): False on <pad>."""
+    <pad> keys masked. valid (batch, n_new): False on <pad>. window: this
+    layer's own window, on top of the cache's; sinks: learned sink logits
+    (n_heads,) (chapter 8)."""
     n_new = q.shape[-2]
     keys, values, key_positions, key_valid = cache.update(layer, k, v, valid)
     group = q.shape[-3] // keys.shape[-3]  # query heads per key/value head
     keys = np.repeat(keys, group, axis=-3)      # (batch, n_heads, n_k, d_head)
     values = np.repeat(values, group, axis=-3)  # (batch, n_heads, n_k, d_head)
-    allowed = window_mask(cache.new_positions(n_new), key_positions,
+    query_positions = cache.new_positions(n_new)
+    allowed = window_mask(query_positions, key_positions,
                           window=cache.window, n_sinks=cache.n_sinks)
+    if window is not None:  # a layer's window (alternating layers)
+        allowed &= window_mask(query_positions, key_positions, window=window)
     mask = allowed & key_valid[:, None, None, :]  # (batch, 1, n_new, n_k)
+    if sinks is not None:
+        return sink_attention(q, keys, values, sinks, mask=mask,
+                              return_weights=return_weights)
     return attention(q, keys, values, mask=mask, return_weights=return_weights)
 # --8<-- [end:cached_attention]
 
 
 # --8<-- [start:attend_functions]
 def attend_functions(n_layers, n, *, cache=None, valid=None, window=None,
-                     n_sinks=0):
+                     n_sinks=0, layer_windows=None):
     """What each block's attention calls in a forward pass over n tokens.
 
     None for every layer: plain causal attention (the blocks' default).
     With a cache, attention goes through it (the cache's window applies);
     without one, a padding mask (valid (batch, n), False on <pad>) and a
-    window become one mask.
+    window become one mask. layer_windows: a window (or None) per layer,
+    from the model's configuration (chapter 8), on top of ``window``.
     """
+    layer_windows = layer_windows or [None] * n_layers
     if cache is not None:
-        return [lambda q, k, v, i=i: cached_attention(
-                    q, k, v, cache, i, valid=valid, return_weights=True)
+        return [lambda q, k, v, sinks, i=i: cached_attention(
+                    q, k, v, cache, i, valid=valid, window=layer_windows[i],
+                    sinks=sinks, return_weights=True)
                 for i in range(n_layers)]
-    if valid is None and window is None:
+    if valid is None and window is None and not any(layer_windows):
         return [None] * n_layers
     slots = np.arange(n)
     mask = window_mask(slots, slots, window=window, n_sinks=n_sinks)
     if valid is not None:
         mask = mask & np.asarray(valid)[:, None, None, :]  # (batch, 1, n, n)
 
-    def masked(q, k, v):
-        group = q.shape[-3] // k.shape[-3]
-        k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n, d_head)
-        v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n, d_head)
-        return attention(q, k, v, mask=mask, return_weights=True)
-    return [masked] * n_layers
+    def masked(w):  # this layer's attention: the mask, and its own window
+        m = mask if w is None else mask & window_mask(slots, slots, window=w)
+        return lambda q, k, v, sinks: attend(q, k, v, causal=False, mask=m,
+                                             sinks=sinks)
+    return [masked(w) for w in layer_windows]
 
 
 def positions_for(n, *, cache=None, valid=None):

@@ -29,11 +29,13 @@ import numpy as np
 
 from attention.blocks import gpt2_block, llama_block
 from attention.kv_cache import KVCache, attend_functions, positions_for
+from attention.long_context.rope_scaling import RopeScaling
 from attention.norms import layer_norm, rms_norm
 # --8<-- [end:imports]
 
 # --8<-- [start:checks]
 ARCHS = ("gpt2", "llama")
+LAYER_TYPES = ("full", "sliding")
 SIZES = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff",
          "max_positions")
 
@@ -90,6 +92,38 @@ def _complete_and_check(c):
     if c.rope_layout not in ("halves", "interleaved"):
         raise ValueError("ModelConfig: rope_layout must be 'halves' or "
                          f"'interleaved', got {c.rope_layout!r}")
+    _check_long_context(c)
+
+
+def _check_long_context(c):
+    """Chapter 8's fields: RoPE scaling, windows per layer, bias and sinks."""
+    if c.rope_scaling is not None and not isinstance(c.rope_scaling,
+                                                     RopeScaling):
+        raise TypeError(f"ModelConfig: rope_scaling must be a RopeScaling or "
+                        f"None, got {c.rope_scaling!r}")
+    if c.arch == "gpt2" and (c.rope_scaling is not None or c.attn_sinks
+                             or c.sliding_window is not None):
+        raise ValueError("ModelConfig: gpt2 has no RoPE, window or sinks "
+                         "(rope_scaling, sliding_window, attn_sinks)")
+    w = c.sliding_window
+    if w is not None and (isinstance(w, bool) or not isinstance(
+            w, (int, np.integer)) or w < 1):
+        raise ValueError(f"ModelConfig: sliding_window must be a positive "
+                         f"integer or None, got {w!r}")
+    if c.layer_types is not None:
+        types = tuple(c.layer_types)
+        if len(types) != c.n_layers or not set(types) <= set(LAYER_TYPES):
+            raise ValueError(
+                f"ModelConfig: layer_types must name one of {LAYER_TYPES} "
+                f"for each of the {c.n_layers} layers, got {c.layer_types!r}")
+        if "sliding" in types and w is None:
+            raise ValueError("ModelConfig: layer_types has sliding layers "
+                             "but sliding_window is None")
+        object.__setattr__(c, "layer_types", types)
+    for name in ("attn_bias", "attn_sinks", "tie_embeddings"):
+        if not isinstance(getattr(c, name), (bool, np.bool_)):
+            raise ValueError(f"ModelConfig: {name} must be True or False, "
+                             f"got {getattr(c, name)!r}")
 
 
 def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
@@ -135,7 +169,11 @@ def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
                              f"shape {positions.shape}")
         if positions.ndim == 2:
             positions = np.atleast_2d(positions)  # (batch, n)
-    if n and (positions.min() < 0 or positions.max() >= config.max_positions):
+    # Dynamic NTK exists to read past max_positions (chapter 8).
+    limit = (np.inf if config.rope_scaling is not None
+             and config.rope_scaling.rope_type == "dynamic"
+             else config.max_positions)
+    if n and (positions.min() < 0 or positions.max() >= limit):
         raise ValueError(f"forward: positions must lie in "
                          f"0..{config.max_positions - 1}, "
                          f"got {positions.min()}..{positions.max()}")
@@ -158,10 +196,25 @@ class ModelConfig:
     rope_base: float = 10000.0      # RoPE's base (llama); Llama 3 uses 500,000
     rope_layout: str = "halves"     # RoPE pairs: "halves" or "interleaved"
     tie_embeddings: bool = True     # LM head = token embedding, transposed
+    # Chapter 8 (llama only): long contexts.
+    rope_scaling: RopeScaling | None = None  # scaled RoPE; None: plain
+    sliding_window: int | None = None  # keys a sliding layer's query sees
+    layer_types: tuple | None = None   # "full"/"sliding" per layer; None:
+    #                                    all sliding if sliding_window is set
+    attn_bias: bool = False         # biases on W_q, W_k, W_v, W_o (gpt-oss)
+    attn_sinks: bool = False        # a learned sink logit per head (gpt-oss)
 
     @property
     def d_head(self) -> int:        # size of one head
         return self.d_model // self.n_heads
+
+    @property
+    def layer_windows(self) -> list:  # each layer's window, None: full
+        if self.sliding_window is None:
+            return [None] * self.n_layers
+        types = self.layer_types or ("sliding",) * self.n_layers
+        return [self.sliding_window if t == "sliding" else None
+                for t in types]
 
     def __post_init__(self):
         _complete_and_check(self)
@@ -200,9 +253,11 @@ def parameter_shapes(config):
         block = {f"norm1.{k}": s for k, s in norm.items()}
         block |= {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
                   "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
-        if gpt2:
+        if gpt2 or c.attn_bias:
             block |= {"attn.b_q": (d_q,), "attn.b_k": (d_kv,),
                       "attn.b_v": (d_kv,), "attn.b_o": (d,)}
+        if c.attn_sinks:
+            block["attn.sinks"] = (c.n_heads,)
         block |= {f"norm2.{k}": s for k, s in norm.items()}
         if gpt2:
             block |= {"mlp.W_in": (d, c.d_ff), "mlp.b_in": (c.d_ff,),
@@ -258,7 +313,8 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
                                           cache, window, n_sinks)
     # ids, valid: (batch, n); positions: (n,) or (batch, n)
     attend_fns = attend_functions(config.n_layers, ids.shape[-1], cache=cache,
-                                  valid=valid, window=window, n_sinks=n_sinks)
+                                  valid=valid, window=window, n_sinks=n_sinks,
+                                  layer_windows=config.layer_windows)
     gpt2 = config.arch == "gpt2"
     x = params["embed.tokens"][ids]                       # (batch, n, d_model)
     if gpt2:

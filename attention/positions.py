@@ -17,6 +17,8 @@ permuted inside every head (``rope_weights_to_layout``).
 
 # --8<-- [start:imports]
 import numpy as np
+
+from attention.long_context.rope_scaling import scaled_rope_angles
 # --8<-- [end:imports]
 
 
@@ -77,13 +79,15 @@ def rope_angles(positions, d_head, base=10000.0):
 
 
 # --8<-- [start:rope]
-def rope(x, positions, *, base=10000.0, layout="halves"):
+def rope(x, positions, *, base=10000.0, layout="halves", scaling=None):
     """Rotate each pair of features of x by its position's angle (RoPE).
 
     x: (..., n, d_head), queries or keys; positions: integers (n,), or a
     shape that broadcasts against x.shape[:-1] (a row per sequence).
     layout "halves": pair i = features (i, i + d_head/2) (Hugging Face);
     layout "interleaved": pair i = features (2i, 2i + 1) (GPT-J, Meta).
+    scaling: a chapter-8 ``RopeScaling`` (its frequencies, and its attention
+    factor multiplying cos and sin); None is plain RoPE.
     Returns an array of x's shape and dtype.
     """
     x = np.asarray(x)
@@ -100,9 +104,15 @@ def rope(x, positions, *, base=10000.0, layout="halves"):
         raise ValueError(
             f"rope: x must be (..., n, d_head) and positions (n,) or broadcast "
             f"to x.shape[:-1], got x {x.shape} and positions {p_shape}")
-    angles = rope_angles(positions, x.shape[-1], base)  # (..., n, d_head/2)
-    cos = np.cos(angles).astype(x.dtype, copy=False)
-    sin = np.sin(angles).astype(x.dtype, copy=False)
+    if scaling is None:
+        angles, factor = rope_angles(positions, x.shape[-1], base), 1.0
+    else:
+        _check_d("rope", "d_head", x.shape[-1])
+        angles, factor = scaled_rope_angles(positions, x.shape[-1], base,
+                                            scaling)
+    # angles: (..., n, d_head/2); factor 1 but for YaRN.
+    cos = (np.cos(angles) * factor).astype(x.dtype, copy=False)
+    sin = (np.sin(angles) * factor).astype(x.dtype, copy=False)
     if layout == "halves":
         half = x.shape[-1] // 2
         a, b = x[..., :half], x[..., half:]     # (..., n, d_head/2) each

@@ -115,6 +115,13 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     positions: the forward's, if it was given any. Returns a dict with the
     names and shapes of ``params``.
     """
+    unsupported = [name for name, off in (
+        ("rope_scaling", None), ("sliding_window", None),
+        ("attn_bias", False), ("attn_sinks", False))
+        if getattr(config, name) != off]
+    if unsupported:  # chapter 8's parts have no backward here
+        raise ValueError(f"model_backward: {unsupported} are not supported "
+                         f"(the chapter-6 backward covers GPT-2 and Llama)")
     ids = np.asarray(token_ids)
     if ids.ndim == 1:  # one sequence: a batch of one
         ids, d_logits = ids[None], d_logits[None]  # (1, n), (1, n, vocab)

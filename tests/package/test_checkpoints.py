@@ -30,7 +30,7 @@ def test_llama_config_is_read_field_by_field():
 
 @pytest.mark.parametrize("hf_config,match", [
     (GPT2Config(activation_function="relu"), "activation_function = 'relu'"),
-    (LlamaConfig(attention_bias=True), "attention_bias = True"),
+    (LlamaConfig(mlp_bias=True), "mlp_bias = True"),
     (LlamaConfig(hidden_size=64, num_attention_heads=4, head_dim=8), "head_dim = 8"),
 ])
 def test_unsupported_configs_are_refused(hf_config, match):
@@ -150,9 +150,18 @@ def test_every_config_field_is_refused_by_name_or_converted_exactly(build, name,
     from attention.model import forward
     from tests.package.test_model import ours
 
+    import contextlib
+
+    from tests.package.test_long_context_models import float64_hf
+
+    # A scaled RoPE: Hugging Face's own rotary, its float32 computed in float64
+    # (chapter 8's swap); every other field: test_model's float64 swap.
+    scaled = name == "rope_parameters"
+    in_float64 = float64_hf if scaled else contextlib.nullcontext
     try:
-        model = build(**{name: value}, **({"float64": name != "rope_parameters"}
-                                          if build.__name__ == "llama_reference" else {}))
+        with in_float64():
+            model = build(**{name: value}, **({"float64": not scaled}
+                                              if build.__name__ == "llama_reference" else {}))
     except (ValueError, TypeError) as error:  # Hugging Face refuses it itself
         pytest.skip(f"transformers refuses {name}={value!r}: {error}")
     try:
@@ -162,7 +171,7 @@ def test_every_config_field_is_refused_by_name_or_converted_exactly(build, name,
         return
     ids = np.random.default_rng(0).integers(0, config.vocab_size, size=(2, 7))
     model.config.return_dict = True  # converted; HF 5.23's own forward fails without
-    with torch.no_grad():
+    with torch.no_grad(), in_float64():
         out = model(torch.from_numpy(ids))
     theirs = out.logits.double().numpy()
     np.testing.assert_allclose(forward(params, config, ids), theirs, rtol=0, atol=1e-10)
