@@ -7,6 +7,8 @@
 #   make site      build the site into site/ (strict)
 #   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
 #                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md})
+#   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
+#                  (deterministic for its seed; about 15-30 minutes on 2 cores)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +22,7 @@ export PYTHONPATH := $(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: test serve outputs site clean bench
+.PHONY: test serve outputs site clean bench train
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +57,9 @@ site: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(QUICK),--quick)
+
+train: $(STAMP)
+	$(PY) -m attention.gpt.run
 
 clean:
 	rm -rf site .pytest_cache
