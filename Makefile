@@ -6,7 +6,8 @@
 #                  and draws (practice notebooks are generated at build/test time, not kept)
 #   make site      build the site into site/ (strict)
 #   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
-#                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md})
+#                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md});
+#                  chapter 7's training step and tokenizer -> benchmarks/train-step.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; about 15-30 minutes on 2 cores)
 
@@ -57,6 +58,7 @@ site: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(QUICK),--quick)
+	$(PY) benchmarks/train_step.py $(if $(QUICK),--quick)
 
 train: $(STAMP)
 	$(PY) -m attention.gpt.run
