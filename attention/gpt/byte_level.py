@@ -24,7 +24,6 @@ whitespace is Unicode's White_Space property, as in the Rust regex engine.
 
 # --8<-- [start:alphabet]
 import re
-import sys
 import unicodedata
 
 
@@ -62,22 +61,29 @@ WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029"
                "\u202f\u205f\u3000")  # Unicode's White_Space property
 
 
-def _unicode_class(categories):
-    """A regex character class of every code point in the categories."""
-    ranges, start = [], None
-    for cp in range(sys.maxunicode + 2):
-        inside = (cp <= sys.maxunicode
-                  and unicodedata.category(chr(cp))[0] in categories)
-        if inside and start is None:
-            start = cp
-        elif not inside and start is not None:
-            ranges.append(re.escape(chr(start)) if start == cp - 1 else
-                          f"{re.escape(chr(start))}-{re.escape(chr(cp - 1))}")
-            start = None
-    return "".join(ranges)
+def _unicode_classes(*categories):
+    """Regex character classes of the code points in each major category.
+
+    Letters and numbers all lie below U+40000: planes 4 to 13 are
+    unassigned, 14 holds only format tags and variation selectors, 15 and 16
+    are private use. So the scan stops there (a quarter of the code points).
+    """
+    major = [unicodedata.category(chr(cp))[0] for cp in range(0x40000)]
+    classes = []
+    for category in categories:
+        ranges, start = [], None
+        for cp, c in enumerate(major + [None]):  # None closes the last range
+            if c == category and start is None:
+                start = cp
+            elif c != category and start is not None:
+                first, last = re.escape(chr(start)), re.escape(chr(cp - 1))
+                ranges.append(first if start == cp - 1 else f"{first}-{last}")
+                start = None
+        classes.append("".join(ranges))
+    return classes
 
 
-LETTERS, NUMBERS = _unicode_class("L"), _unicode_class("N")
+LETTERS, NUMBERS = _unicode_classes("L", "N")
 PRETOKENIZE = re.compile(
     r"'s|'t|'re|'ve|'m|'ll|'d"        # contractions
     rf"| ?[{LETTERS}]+"               # a word, with its leading space

@@ -121,3 +121,9 @@ def test_bad_tokenizer_files_raise_value_errors_naming_the_field(trained, tmp_pa
         train_bpe(["abc"], 100)
     with pytest.raises(ValueError, match="decode: id 5000"):
         trained[2].decode([5000])
+
+
+def test_no_letter_or_number_lies_beyond_the_scanned_planes():
+    import unicodedata
+    assert not any(unicodedata.category(chr(cp))[0] in "LN"
+                   for cp in range(0x40000, 0x110000))
