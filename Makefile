@@ -9,7 +9,7 @@
 #                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md});
 #                  chapter 7's training step and tokenizer -> benchmarks/train-step.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
-#                  (deterministic for its seed; about 15-30 minutes on 2 cores)
+#                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -61,7 +61,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/train_step.py $(if $(QUICK),--quick)
 
 train: $(STAMP)
-	$(PY) -m attention.gpt.run
+	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.gpt.run
 
 clean:
 	rm -rf site .pytest_cache
