@@ -64,10 +64,11 @@ def attention_backward(d_out, q, k, v, *, mask=None, causal=False,
     else:  # the kept P, with GQA's query heads split into groups
         p = np.reshape(weights, d_out.shape[:-1] + (k.shape[-2],))
 
-    # dropout: O = (P ⊙ M) V, so V and dP see the dropped-out weights
+    # dV = Pᵀ dO and dP = dO Vᵀ; with dropout, O = (P ⊙ M) V, so both
+    # see the dropped-out weights P ⊙ M
     drop = None if dropout is None else np.reshape(dropout, p.shape)
-    dv = np.swapaxes(dropped(p, drop), -1, -2) @ d_out  # (..., n_k, d_v) = Pᵀ dO
-    dp = dropped(d_out @ np.swapaxes(v, -1, -2), drop)  # (..., n_q, n_k) = dO Vᵀ
+    dv = np.swapaxes(dropped(p, drop), -1, -2) @ d_out  # (..., n_k, d_v)
+    dp = dropped(d_out @ np.swapaxes(v, -1, -2), drop)  # (..., n_q, n_k)
     ds = softmax_backward(dp, p)  # (..., n_q, n_k); 0 wherever P is 0
     dq = (ds @ k) * scale  # (..., n_q, d_k) = dS K · scale
     dk = (np.swapaxes(ds, -1, -2) @ q) * scale  # (..., n_k, d_k)

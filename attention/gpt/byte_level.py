@@ -30,7 +30,7 @@ import unicodedata
 def byte_alphabet():
     """The 256 printable symbols, one per byte value (GPT-2's table)."""
     printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
-                 *range(ord("®"), ord("ÿ") + 1)]  # 188 bytes shown as themselves
+                 *range(ord("®"), ord("ÿ") + 1)]  # 188 shown as themselves
     symbols, moved = {}, 0
     for b in range(256):
         if b in printable:
