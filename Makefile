@@ -6,7 +6,10 @@
 #                  and draws (practice notebooks are generated at build/test time, not kept)
 #   make site      build the site into site/ (strict)
 #   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
-#                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md})
+#                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md});
+#                  chapter 7's training step and tokenizer -> benchmarks/train-step.{json,md}
+#   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
+#                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +23,7 @@ export PYTHONPATH := $(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: test serve outputs site clean bench
+.PHONY: test serve outputs site clean bench train
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +58,10 @@ site: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(QUICK),--quick)
+	$(PY) benchmarks/train_step.py $(if $(QUICK),--quick)
+
+train: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.gpt.run
 
 clean:
 	rm -rf site .pytest_cache

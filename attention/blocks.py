@@ -31,25 +31,40 @@ def _record(trace, **values):
     """Keep intermediate values in ``trace`` when it is a dict."""
     if trace is not None:
         trace.update(values)
+
+
+def dropped(x, mask):
+    """Dropout with a given mask (0 or 1/(1 - p) per entry): x * mask.
+
+    mask None: no dropout (evaluation). Its backward is the same product:
+    the gradient passes where the entry was kept, scaled alike (chapter 7).
+    """
+    return x if mask is None else x * mask
 # --8<-- [end:imports]
 
 
 # --8<-- [start:attend]
-def attend(q, k, v, *, causal=True, mask=None, sinks=None):
+def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None):
     """The one call to attention in every block.
 
     q: (batch, n_heads, n_q, d_head); k, v: (batch, n_kv_heads, n_k, d_head).
     Each key/value head serves n_heads // n_kv_heads query heads (GQA).
     sinks: one learned sink logit per head (n_heads,), gpt-oss (chapter 8).
+    dropout: a mask shaped like the weights, applied to them (training).
     Returns (output (batch, n_heads, n_q, d_head), weights (..., n_q, n_k)).
     """
     group = q.shape[-3] // k.shape[-3]
     k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
     v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
     if sinks is not None:
-        return sink_attention(q, k, v, sinks, mask=mask, causal=causal,
-                              return_weights=True)
-    return attention(q, k, v, mask=mask, causal=causal, return_weights=True)
+        out, weights = sink_attention(q, k, v, sinks, mask=mask,
+                                      causal=causal, return_weights=True)
+    else:
+        out, weights = attention(q, k, v, mask=mask, causal=causal,
+                                 return_weights=True)
+    if dropout is not None:  # the values mixed by the dropped-out weights
+        out = dropped(weights, dropout) @ v
+    return out, weights
 # --8<-- [end:attend]
 
 
@@ -57,7 +72,7 @@ def attend(q, k, v, *, causal=True, mask=None, sinks=None):
 def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
                     mask=None, positions=None, rope_base=None,
                     rope_layout="halves", rope_scaling=None, trace=None,
-                    attend_fn=None):
+                    attend_fn=None, dropout=None):
     """Project, split into heads, (rotate), attend, merge, project back.
 
     x: (batch, n, d_model). p holds attn.W_q, attn.W_k, attn.W_v, attn.W_o
@@ -66,6 +81,7 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
     (batch, n) before attention (rope_scaling: chapter 8's RopeScaling).
     attend_fn(q, k, v, sinks) -> (output, weights) replaces ``attend`` (and
     its causal and mask): a KV cache goes there (``attention.kv_cache``).
+    dropout: a mask for the attention weights (``attend``; training).
     """
     n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
     q = _linear(x, p["attn.W_q"], p.get("attn.b_q"))
@@ -82,7 +98,8 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
         q, k = rope(q, positions, **rotate), rope(k, positions, **rotate)
     sinks = p.get("attn.sinks")  # (n_heads,) or None
     if attend_fn is None:
-        out, weights = attend(q, k, v, causal=causal, mask=mask, sinks=sinks)
+        out, weights = attend(q, k, v, causal=causal, mask=mask, sinks=sinks,
+                              dropout=dropout)
     else:
         out, weights = attend_fn(q, k, v, sinks)
     heads = merge_heads(out)        # (batch, n, n_heads * d_head)
@@ -121,43 +138,51 @@ def encoder_block(x, p, *, n_heads, norm_first=False, activation="relu",
 
 
 # --8<-- [start:gpt2_block]
-def gpt2_block(x, p, config, positions, *, trace=None, attend_fn=None):
+def gpt2_block(x, p, config, positions, *, trace=None, attend_fn=None,
+               dropout=None):
     """GPT-2's decoder block: pre-LN, causal attention, GELU (tanh), biases.
 
     x: (batch, n, d_model). positions are not used here: GPT-2 adds its
     learned position embeddings once, before the first block.
     attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
+    dropout: masks by name ("attn.weights", "attn.out", "mlp.out"), or None.
     """
-    eps = config.norm_eps
+    eps, drop = config.norm_eps, dropout or {}
     h = layer_norm(x, p["norm1.weight"], p["norm1.bias"], eps=eps)
-    x_mid = x + attention_layer(h, p, n_heads=config.n_heads, trace=trace,
-                                attend_fn=attend_fn)
+    x_mid = x + dropped(attention_layer(
+        h, p, n_heads=config.n_heads, trace=trace, attend_fn=attend_fn,
+        dropout=drop.get("attn.weights")), drop.get("attn.out"))
     h2 = layer_norm(x_mid, p["norm2.weight"], p["norm2.bias"], eps=eps)
-    out = x_mid + mlp(h2, p["mlp.W_in"], p["mlp.b_in"], p["mlp.W_out"],
-                      p["mlp.b_out"], activation="gelu_tanh")
+    out = x_mid + dropped(mlp(h2, p["mlp.W_in"], p["mlp.b_in"],
+                              p["mlp.W_out"], p["mlp.b_out"],
+                              activation="gelu_tanh"), drop.get("mlp.out"))
     _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
     return out
 # --8<-- [end:gpt2_block]
 
 
 # --8<-- [start:llama_block]
-def llama_block(x, p, config, positions, *, trace=None, attend_fn=None):
+def llama_block(x, p, config, positions, *, trace=None, attend_fn=None,
+                dropout=None):
     """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
 
     No biases (chapter 8's ``attn_bias`` adds them to attention).
     x: (batch, n, d_model); positions: (n,) or (batch, n) integers, the
     absolute positions of the tokens (what RoPE rotates by).
     attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
+    dropout: masks by name, as in ``gpt2_block``.
     """
-    eps = config.norm_eps
+    eps, drop = config.norm_eps, dropout or {}
     h = rms_norm(x, p["norm1.weight"], eps=eps)
-    x_mid = x + attention_layer(
+    x_mid = x + dropped(attention_layer(
         h, p, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
         positions=positions, rope_base=config.rope_base,
         rope_layout=config.rope_layout, rope_scaling=config.rope_scaling,
-        trace=trace, attend_fn=attend_fn)
+        trace=trace, attend_fn=attend_fn,
+        dropout=drop.get("attn.weights")), drop.get("attn.out"))
     h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
-    out = x_mid + swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
+    out = x_mid + dropped(swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"],
+                                 p["mlp.W_down"]), drop.get("mlp.out"))
     _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
     return out
 # --8<-- [end:llama_block]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention.blocks import gpt2_block, llama_block
+from attention.blocks import dropped, gpt2_block, llama_block
 from attention.kv_cache import KVCache, attend_functions, positions_for
 from attention.long_context.rope_scaling import RopeScaling
 from attention.norms import layer_norm, rms_norm
@@ -298,7 +298,7 @@ def init_params(config, rng, *, std=0.02, dtype=np.float64):
 
 # --8<-- [start:forward]
 def forward(params, config, token_ids, *, positions=None, trace=None,
-            valid=None, cache=None, window=None, n_sinks=0):
+            valid=None, cache=None, window=None, n_sinks=0, dropout=None):
     """Logits for every position: token_ids (batch, n) -> (batch, n, vocab).
 
     token_ids may also be (n,), giving (n, vocab). positions: the absolute
@@ -307,6 +307,8 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     Chapter 4: valid (batch, n) marks real tokens (False on left <pad>);
     cache: a ``KVCache`` the tokens are appended to and attend over;
     window, n_sinks: sliding-window attention (``attention.kv_cache``).
+    Chapter 7: dropout, masks by name ("embed", "blocks.{i}.attn.weights",
+    "blocks.{i}.attn.out", "blocks.{i}.mlp.out"; ``attention.gpt.dropout``).
     """
     single = np.ndim(token_ids) == 1  # (n,): give (n, vocab) back
     ids, positions, valid = _check_inputs(config, token_ids, positions, valid,
@@ -319,11 +321,13 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     x = params["embed.tokens"][ids]                       # (batch, n, d_model)
     if gpt2:
         x = x + params["embed.positions"][positions]      # + (n, d_model)
+    drop = dropout or {}
+    x = dropped(x, drop.get("embed"))
     block = gpt2_block if gpt2 else llama_block
     for i in range(config.n_layers):
         kept = None if trace is None else {}
         x = block(x, block_params(params, i), config, positions, trace=kept,
-                  attend_fn=attend_fns[i])
+                  attend_fn=attend_fns[i], dropout=block_params(drop, i))
         if trace is not None:
             trace.update({f"blocks.{i}.{k}": v for k, v in kept.items()})
     if cache is not None:

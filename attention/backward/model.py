@@ -24,6 +24,7 @@ from attention.backward.feed_forward import gelu_backward, linear_backward
 from attention.backward.norms import (layer_norm_backward, layer_norm_stats,
                                       rms_norm_backward, rms_norm_stats)
 from attention.backward.scaled_dot_product import attention_backward
+from attention.blocks import dropped
 from attention.feed_forward import gelu, silu
 from attention.loss import cross_entropy, cross_entropy_backward
 from attention.model import block_params, forward
@@ -79,14 +80,18 @@ def mlp_backward(config, d_out, h, p, g):
     return dh + dh_up
 
 
-def attention_layer_backward(config, d_out, h, t, p, positions, g):
-    """attention_layer's backward from its input h and trace t; returns dh."""
+def attention_layer_backward(config, d_out, h, t, p, positions, g, *,
+                             dropout=None):
+    """attention_layer's backward from its input h and trace t; returns dh.
+
+    dropout: the mask the forward applied to the attention weights."""
     gpt2 = config.arch == "gpt2"
     d_heads, g["attn.W_o"], db_o = linear_backward(d_out, t["heads"],
                                                    p["attn.W_o"])
     d_o = split_heads(d_heads, config.n_heads)  # (batch, n_heads, n, d_head)
     dq, dk, dv = attention_backward(  # GQA: dk, dv summed over each group
-        d_o, t["q"], t["k"], t["v"], causal=True, weights=t["weights"])
+        d_o, t["q"], t["k"], t["v"], causal=True, weights=t["weights"],
+        dropout=dropout)
     if not gpt2:  # undo RoPE: rotating by -θ is the transpose of θ
         angle = -positions if positions.ndim == 1 else -positions[:, None, :]
         dq, dk = (rope(d, angle, base=config.rope_base,
@@ -107,13 +112,13 @@ def attention_layer_backward(config, d_out, h, t, p, positions, g):
 
 # --8<-- [start:model_backward]
 def model_backward(params, config, token_ids, d_logits, trace, *,
-                   positions=None):
+                   positions=None, dropout=None):
     """∂L/∂(every parameter) from d_logits = ∂L/∂logits and the trace that
     ``forward(params, config, token_ids, trace=trace)`` filled.
 
     token_ids (batch, n) or (n,); d_logits shaped like the logits;
-    positions: the forward's, if it was given any. Returns a dict with the
-    names and shapes of ``params``.
+    positions, dropout: the forward's, if it was given any. Returns a dict
+    with the names and shapes of ``params``.
     """
     unsupported = [name for name, off in (
         ("rope_scaling", None), ("sliding_window", None),
@@ -148,21 +153,25 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     dx = norm_backward(config, dh, trace["final_norm.in"], params,
                        "final_norm", grads)  # (batch, n, d_model)
 
+    drop = dropout or {}
     for i in reversed(range(config.n_layers)):  # the last block first
         prefix = f"blocks.{i}."
         t = {k[len(prefix):]: v for k, v in trace.items()
              if k.startswith(prefix)}
-        p, g = block_params(params, i), {}
+        p, g, m = block_params(params, i), {}, block_params(drop, i)
         # out = x_mid + mlp(norm2(x_mid)): the residual passes dx through
-        d_norm2 = mlp_backward(config, dx, t["norm2"], p, g)
+        d_norm2 = mlp_backward(config, dropped(dx, m.get("mlp.out")),
+                               t["norm2"], p, g)
         d_mid = dx + norm_backward(config, d_norm2, t["x_mid"], p, "norm2", g)
         # x_mid = x + attention(norm1(x))
-        d_norm1 = attention_layer_backward(config, d_mid, t["norm1"], t, p,
-                                           positions, g)
+        d_norm1 = attention_layer_backward(
+            config, dropped(d_mid, m.get("attn.out")), t["norm1"], t, p,
+            positions, g, dropout=m.get("attn.weights"))
         dx = d_mid + norm_backward(config, d_norm1, t["x"], p, "norm1", g)
         grads |= {prefix + k: v for k, v in g.items()}
 
-    # x = embed.tokens[ids] (+ embed.positions[positions] for gpt2)
+    # x = dropout(embed.tokens[ids] (+ embed.positions[positions] for gpt2))
+    dx = dropped(dx, drop.get("embed"))
     d_tokens = embedding_backward(dx, ids, config.vocab_size)
     grads["embed.tokens"] = d_tokens + dW_head.T if tied else d_tokens
     if config.arch == "gpt2":
@@ -174,16 +183,18 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
 
 
 def loss_and_grads(params, config, token_ids, targets, *,
-                   ignore_index=-100):
+                   ignore_index=-100, dropout=None):
     """A training step's work: forward with a trace, loss, backward.
 
     Returns (loss, grads, logits); targets (batch, n), -100: not scored.
+    dropout: masks by name (``forward``), the same in both passes.
     """
     trace = {}
-    logits = forward(params, config, token_ids, trace=trace)
+    logits = forward(params, config, token_ids, trace=trace, dropout=dropout)
     loss = cross_entropy(logits, targets, ignore_index=ignore_index)
     d_logits = cross_entropy_backward(logits, targets,
                                       ignore_index=ignore_index)
-    grads = model_backward(params, config, token_ids, d_logits, trace)
+    grads = model_backward(params, config, token_ids, d_logits, trace,
+                           dropout=dropout)
     return loss, grads, logits
 # --8<-- [end:model_backward]

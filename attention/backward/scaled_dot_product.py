@@ -36,19 +36,21 @@ import numpy as np
 from attention.backward._shapes import (check_backward_inputs, check_weights,
                                         split_groups, sum_to_shape)
 from attention.backward.softmax import softmax_backward
+from attention.blocks import dropped
 from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
 
 
 # --8<-- [start:attention_backward]
 def attention_backward(d_out, q, k, v, *, mask=None, causal=False,
-                       scale=None, weights=None):
+                       scale=None, weights=None, dropout=None):
     """(dq, dk, dv) of o = attention(q, k, v, mask=, causal=, scale=).
 
     d_out (..., n_q, d_v) is ∂L/∂o; q (..., n_q, d_k), k (..., n_k, d_k),
     v (..., n_k, d_v); mask, causal (bottom-right) and scale as in the
     forward. ``weights``: the forward's P if it was kept; otherwise the
-    forward recomputes it. Returns arrays shaped like q, k and v.
+    forward recomputes it. dropout: the mask the forward applied to P
+    (``attention.blocks.attend``). Returns arrays shaped like q, k and v.
     """
     d_out, q, k, v, mask, group = check_backward_inputs(
         "attention_backward", d_out, q, k, v, mask)
@@ -63,8 +65,11 @@ def attention_backward(d_out, q, k, v, *, mask=None, causal=False,
     else:  # the kept P, with GQA's query heads split into groups
         p = np.reshape(weights, d_out.shape[:-1] + (k.shape[-2],))
 
-    dv = np.swapaxes(p, -1, -2) @ d_out  # (..., n_k, d_v) = Pᵀ dO
-    dp = d_out @ np.swapaxes(v, -1, -2)  # (..., n_q, n_k) = dO Vᵀ
+    # dV = Pᵀ dO and dP = dO Vᵀ; with dropout, O = (P ⊙ M) V, so both
+    # see the dropped-out weights P ⊙ M
+    drop = None if dropout is None else np.reshape(dropout, p.shape)
+    dv = np.swapaxes(dropped(p, drop), -1, -2) @ d_out  # (..., n_k, d_v)
+    dp = dropped(d_out @ np.swapaxes(v, -1, -2), drop)  # (..., n_q, n_k)
     ds = softmax_backward(dp, p)  # (..., n_q, n_k); 0 wherever P is 0
     dq = (ds @ k) * scale  # (..., n_q, d_k) = dS K · scale
     dk = (np.swapaxes(ds, -1, -2) @ q) * scale  # (..., n_k, d_k)

@@ -299,18 +299,24 @@ def package_wheel_bytes() -> tuple[str, bytes]:
              f"Metadata-Version: 2.1\nName: attention-from-scratch\nVersion: {version}\n",
              f"{dist}.dist-info/WHEEL":
              "Wheel-Version: 1.0\nGenerator: tools.site.run_in_page\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
-        files[path.relative_to(ROOT).as_posix()] = path.read_text("utf8")
+    files = {path: text.encode() for path, text in files.items()}
+    # The modules, and the data files that travel with them: chapter 7's tokenizer,
+    # checkpoint and log (attention/gpt/shipped/), read by the pages as by the tests.
+    for path in sorted((ROOT / PACKAGE).rglob("*")):
+        if path.suffix == ".py" or (path.parent.name == "shipped" and path.is_file()
+                                    and path.suffix != ".tmp"):
+            files[path.relative_to(ROOT).as_posix()] = path.read_bytes()
     # Chapter 5 reads the benchmark's results next to the package, as in the repository:
     # installed from this wheel, they are there too (site-packages/benchmarks/).
-    files[RESULTS] = (ROOT / RESULTS).read_text("utf8")
-    record = [f"{path},sha256={hashlib.sha256(text.encode()).hexdigest()},{len(text.encode())}"
-              for path, text in files.items()]
-    files[f"{dist}.dist-info/RECORD"] = "\n".join(record + [f"{dist}.dist-info/RECORD,,"]) + "\n"
+    files[RESULTS] = (ROOT / RESULTS).read_bytes()
+    record = [f"{path},sha256={hashlib.sha256(data).hexdigest()},{len(data)}"
+              for path, data in files.items()]
+    files[f"{dist}.dist-info/RECORD"] = ("\n".join(record + [f"{dist}.dist-info/RECORD,,"])
+                                         + "\n").encode()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
-        for path, text in files.items():
-            wheel.writestr(zipfile.ZipInfo(path, (2020, 1, 1, 0, 0, 0)), text)
+        for path, data in files.items():
+            wheel.writestr(zipfile.ZipInfo(path, (2020, 1, 1, 0, 0, 0)), data)
     return name, buffer.getvalue()
 
 

@@ -1,0 +1,42 @@
+"""Dropout: during training, zero each entry with probability p and scale
+the survivors by 1/(1 - p), so the expected value is unchanged and nothing
+needs rescaling at evaluation time.
+
+Reference: Srivastava et al., "Dropout: A Simple Way to Prevent Neural
+Networks from Overfitting" (2014); the places are GPT-2's (Hugging Face
+``GPT2Model``): the embeddings' sum, the attention weights, and each residual
+branch (the attention's and the MLP's output) before it is added back.
+
+The masks are drawn here, up front, and handed to ``attention.model.forward``
+and ``attention.backward.model.model_backward`` by name: the backward pass
+multiplies by the same masks, and a test can give PyTorch the very same ones.
+"""
+
+# --8<-- [start:dropout]
+import numpy as np
+
+
+def dropout_mask(rng, shape, p, dtype=np.float64):
+    """0 with probability p, else 1/(1 - p): as torch's dropout scales."""
+    keep = rng.random(shape) >= p  # (shape) booleans
+    return keep.astype(dtype) / dtype(1 - p)
+
+
+def dropout_masks(rng, config, batch, n, p, dtype=np.float64):
+    """Every mask of one forward pass of a (batch, n) input, by name; None
+    when p is 0. Drawn in the order the forward uses them."""
+    if not 0 <= p < 1:
+        raise ValueError(f"dropout_masks: p must lie in [0, 1), got {p!r}")
+    if p == 0:
+        return None
+    d, h = config.d_model, config.n_heads
+    masks = {"embed": dropout_mask(rng, (batch, n, d), p, dtype)}
+    for i in range(config.n_layers):
+        masks[f"blocks.{i}.attn.weights"] = dropout_mask(
+            rng, (batch, h, n, n), p, dtype)  # one per head, query and key
+        masks[f"blocks.{i}.attn.out"] = dropout_mask(rng, (batch, n, d), p,
+                                                     dtype)
+        masks[f"blocks.{i}.mlp.out"] = dropout_mask(rng, (batch, n, d), p,
+                                                    dtype)
+    return masks
+# --8<-- [end:dropout]

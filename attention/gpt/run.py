@@ -1,0 +1,103 @@
+"""``make train``: the tokenizer, the data and the run that chapter 7 ships.
+
+Deterministic for a seed on one machine: the tokenizer, the batches and the
+dropout masks are all seeded. It writes, each through a temporary file and a
+rename, ``attention/gpt/shipped/``: ``vocab.json`` and ``merges.txt``,
+``tokens.npz`` (the training and validation token ids), ``model.npz`` (the
+checkpoint, float16) and, last, ``log.json``. The files travel with the
+package, so a page in the browser loads them as the tests do.
+"""
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from attention.gpt.bpe import BPETokenizer, train_bpe
+from attention.gpt.checkpoint import load_checkpoint, save_checkpoint
+from attention.gpt.tokenizer_files import save_tokenizer
+from attention.gpt.training import TrainConfig, evaluate, train
+from attention.model import ModelConfig, init_params
+from attention.parameters import count_parameters
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+# The course's pages up to chapter 6 and the home page train; the article,
+# which retells chapter 2 in its own words, is held out.
+TRAIN_PAGES = ("index.md", "chapters/ch01-foundations.md",
+               "chapters/ch02-self-attention.md",
+               "chapters/ch03-transformer-block.md",
+               "chapters/ch04-generation.md",
+               "chapters/ch05-attention-at-scale.md",
+               "chapters/ch06-backpropagation.md")
+VAL_PAGES = ("blog/posts/self-attention-numpy.md",)
+VOCAB_SIZE = 1024
+MODEL = ModelConfig(vocab_size=VOCAB_SIZE, d_model=64, n_layers=2,
+                    n_heads=2, max_positions=64)
+TRAIN = TrainConfig(steps=800, context=64, lr=5e-3, warmup=40, eval_every=100)
+
+
+def shipped():
+    """(tokenizer, params, config, tokens, log) of the shipped run."""
+    tokenizer = BPETokenizer.from_files(SHIPPED)
+    params, config = load_checkpoint(SHIPPED / "model.npz")
+    with np.load(SHIPPED / "tokens.npz") as data:
+        tokens = {name: data[name].astype(np.int64) for name in data.files}
+    log = json.loads((SHIPPED / "log.json").read_text("utf8"))
+    return tokenizer, params, config, tokens, log
+
+
+def main(model=MODEL, tc=TRAIN, out=SHIPPED):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    pages = {name: (ROOT / "docs" / name).read_text("utf8")
+             for name in TRAIN_PAGES + VAL_PAGES}
+    start = time.perf_counter()
+    vocab, merges = train_bpe([pages[p] for p in TRAIN_PAGES], VOCAB_SIZE)
+    save_tokenizer(out, vocab, merges)
+    tokenizer = BPETokenizer(vocab, merges)
+    train_text = "".join(pages[p] for p in TRAIN_PAGES)
+    val_text = "".join(pages[p] for p in VAL_PAGES)
+    train_ids = np.array(tokenizer.encode(train_text), dtype=np.uint16)
+    val_ids = np.array(tokenizer.encode(val_text), dtype=np.uint16)
+    tmp = out / "tokens.npz.tmp"
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, train=train_ids, val=val_ids)
+    os.replace(tmp, out / "tokens.npz")
+    print(f"tokenizer: {len(merges)} merges in "
+          f"{time.perf_counter() - start:.0f} s; {len(train_ids)} training "
+          f"and {len(val_ids)} validation tokens", flush=True)
+
+    params = init_params(model, np.random.default_rng(tc.seed),
+                         dtype=np.float32)
+    n_params = count_parameters(model)["total"]
+
+    def report(step, loss, val):
+        print(f"step {step:4d}  loss {loss:.3f}  val {val:.3f}", flush=True)
+
+    log = train(params, model, tc, train_ids.astype(np.int64),
+                val_ids.astype(np.int64), report=report)
+    save_checkpoint(out / "model.npz", params, model)
+    saved, _ = load_checkpoint(out / "model.npz")  # float16, back to float32
+    log |= {
+        "model": asdict(model), "train": asdict(tc),
+        "train_pages": TRAIN_PAGES, "val_pages": VAL_PAGES,
+        "train_bytes": len(train_text.encode()), "val_bytes":
+        len(val_text.encode()), "train_tokens": len(train_ids),
+        "val_tokens": len(val_ids), "parameters": n_params,
+        "flops_6ND": 6 * n_params * log["tokens"],
+        "checkpoint_val_loss": evaluate(saved, model, val_ids.astype(
+            np.int64), tc.context)}
+    tmp = out / "log.json.tmp"
+    tmp.write_text(json.dumps(log), "utf8")
+    os.replace(tmp, out / "log.json")
+    print(f"{log['seconds']:.0f} s, {log['tokens_per_second']:.0f} tokens/s, "
+          f"checkpoint val loss {log['checkpoint_val_loss']:.4f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
