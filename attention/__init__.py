@@ -24,13 +24,19 @@ Chapter 4, generation
     sampling          temperature, top-k, top-p, min-p, sample_next
     beam_search       beam search and exhaustive search
 Chapter 5, attention at scale
-    blocked           tiled attention with an online softmax (FlashAttention's idea)
+    tiled             the plain blocked kernel: query and key tiles, online softmax
+    blocked           the same algorithm tuned for speed (FlashAttention's idea)
     _blas_threads     running tiles on threads with BLAS single-threaded
 Chapter 6, backpropagation
     backward          the backward passes by hand (see attention.backward)
     loss              cross_entropy and its gradient
     optim             sgd_step, Adam and AdamW
     training          the reverse task, train, accuracy
+Chapter 7, train a GPT on this course (see attention.gpt)
+    gpt               byte-level BPE, the corpus, AdamW with decay groups, warm-up
+                      and cosine, clipping, dropout, the training run, checkpoints
+Chapter 8, long contexts (see attention.long_context)
+    long_context      RoPE scaling rules, ALiBi, learned sinks, windowed cache sizes
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.

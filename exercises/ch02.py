@@ -13,10 +13,15 @@ import math
 import numpy as np
 
 from attention import softmax
-from attention.practice.ch02 import (check_attention_weights, check_causal_mask,
-                                     check_gqa_attention, check_masked_attention,
-                                     check_multi_head_scale, check_padding_mask,
-                                     check_split_heads)
+from attention.practice.ch02 import (
+    check_attention_weights,
+    check_causal_mask,
+    check_gqa_attention,
+    check_masked_attention,
+    check_multi_head_scale,
+    check_padding_mask,
+    check_split_heads,
+)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -33,7 +38,8 @@ def attention_weights(q, k, mask=None):
 def attention_weights(q, k, mask=None):
     """softmax(q kᵀ / √d_k) over the last two axes; mask (True = may attend)
     gives blocked keys weight 0, and a row with no key allowed is all 0."""
-    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])  # (..., n_q, n_k)
+    # (..., n_q, n_k)
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
     if mask is None:
         return softmax(scores, axis=-1)
     scores = np.where(mask, scores, -np.inf)  # blocked keys: exp(-inf) = 0
@@ -161,7 +167,8 @@ def gqa_attention(q, k, v):
     """Grouped-query attention: q (B, h, n_q, d), k and v (B, h_kv, n_k, d);
     query heads g * group .. (g + 1) * group - 1 share key head g."""
     group = q.shape[-3] // k.shape[-3]  # query heads per key head
-    # Each key head in place, `group` times: heads (0, 0, 1, 1), not (0, 1, 0, 1).
+    # Each key head in place, `group` times: heads (0, 0, 1, 1),
+    # not (0, 1, 0, 1).
     k = np.repeat(k, group, axis=-3)  # (B, h, n_k, d)
     v = np.repeat(v, group, axis=-3)  # (B, h, n_k, d)
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])

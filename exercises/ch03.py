@@ -14,9 +14,15 @@ import math
 import numpy as np
 
 from attention.model import CONFIGS
-from attention.practice.ch03 import (check_gelu_tanh, check_layer_norm,
-                                     check_llama_count, check_rms_norm, check_rope,
-                                     check_sinusoidal, check_swiglu)
+from attention.practice.ch03 import (
+    check_gelu_tanh,
+    check_layer_norm,
+    check_llama_count,
+    check_rms_norm,
+    check_rope,
+    check_sinusoidal,
+    check_swiglu,
+)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -37,7 +43,7 @@ def rms_norm(x, weight, eps=1e-6):
 
 # --8<-- [start:ex2-starter]
 def rope(x, positions, base=10000.0):
-    """Rotate x (..., n, d_head) by RoPE, pair i = features (i, i + d_head/2)."""
+    """Rotate x (..., n, d_head) by RoPE: pair k = features (k, k + d_head/2)."""
     half = x.shape[-1] // 2
     inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
@@ -49,7 +55,7 @@ def rope(x, positions, base=10000.0):
 
 # --8<-- [start:ex2-solution]
 def rope(x, positions, base=10000.0):
-    """Rotate x (..., n, d_head) by RoPE, pair i = features (i, i + d_head/2)."""
+    """Rotate x (..., n, d_head) by RoPE: pair k = features (k, k + d_head/2)."""
     half = x.shape[-1] // 2
     inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)

@@ -12,10 +12,15 @@ that the check must reject with the words after `# rejected with:`
 import numpy as np
 
 from attention import attention, softmax
-from attention.practice.ch04 import (check_decode_step, check_kv_cache_size,
-                                     check_min_p_filter, check_sliding_window_mask,
-                                     check_top_k_filter, check_top_p_filter,
-                                     check_window_cache_step)
+from attention.practice.ch04 import (
+    check_decode_step,
+    check_kv_cache_size,
+    check_min_p_filter,
+    check_sliding_window_mask,
+    check_top_k_filter,
+    check_top_p_filter,
+    check_window_cache_step,
+)
 # --8<-- [end:imports]
 
 
@@ -308,7 +313,8 @@ def top_k_filter(logits, k):
     """Keep the k largest logits of each row (and any tied with the k-th);
     -inf elsewhere. logits (..., vocab)."""
     k = min(k, logits.shape[-1])  # k past the vocabulary keeps everything
-    kth = np.sort(logits, axis=-1)[..., -k:][..., :1]  # (..., 1) the k-th largest
+    # (..., 1): the k-th largest
+    kth = np.sort(logits, axis=-1)[..., -k:][..., :1]
     return np.where(logits < kth, -np.inf, logits)  # ties with it are kept
 # --8<-- [end:ex5-solution]
 

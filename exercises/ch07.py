@@ -92,6 +92,30 @@ def merge_step(words):
 # --8<-- [end:ex1-wrong-overlap]
 
 
+# --8<-- [start:ex1-wrong-largest-tie]
+# rejected with: ties to the smallest
+def merge_step(words):
+    pairs = Counter()
+    for word, count in words.items():
+        for pair in zip(word, word[1:]):
+            pairs[pair] += count
+    best = max(pairs.values())
+    pair = max(p for p, c in pairs.items() if c == best)
+    merged = {}
+    for word, count in words.items():
+        out, i = [], 0
+        while i < len(word):
+            if word[i:i + 2] == pair:
+                out.append(word[i] + word[i + 1])
+                i += 2
+            else:
+                out.append(word[i])
+                i += 1
+        merged[tuple(out)] = merged.get(tuple(out), 0) + count
+    return pair, merged
+# --8<-- [end:ex1-wrong-largest-tie]
+
+
 # --8<-- [start:ex2-starter]
 def adamw_groups_step(params, grads, state, lr, weight_decay,
                       betas=(0.9, 0.999), eps=1e-8):
@@ -162,6 +186,23 @@ def adamw_groups_step(params, grads, state, lr, weight_decay,
 # --8<-- [end:ex2-wrong-l2]
 
 
+# --8<-- [start:ex2-wrong-decay-after]
+# rejected with: a matrix decays
+def adamw_groups_step(params, grads, state, lr, weight_decay,
+                      betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    state["step"] += 1
+    t = state["step"]
+    for name, p in params.items():
+        g, m, v = grads[name], state["m"][name], state["v"][name]
+        m[...] = beta1 * m + (1 - beta1) * g
+        v[...] = beta2 * v + (1 - beta2) * g * g
+        p -= lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
+        if p.ndim >= 2:  # decays the updated weight: not PyTorch's order
+            p *= 1 - weight_decay
+# --8<-- [end:ex2-wrong-decay-after]
+
+
 # --8<-- [start:ex3-starter]
 def warmup_cosine_lr(step, peak, floor, warmup, total):
     """The rate at step 0..total-1: peak (step + 1) / warmup while
@@ -200,3 +241,13 @@ def warmup_cosine_lr(step, peak, floor, warmup, total):
     progress = (step - warmup) / (total - warmup)
     return peak * (1 + math.cos(math.pi * progress)) / 2
 # --8<-- [end:ex3-wrong-no-floor]
+
+
+# --8<-- [start:ex3-wrong-cosine-from-zero]
+# rejected with: cosine
+def warmup_cosine_lr(step, peak, floor, warmup, total):
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = step / total  # counts the warm-up steps into the cosine
+    return floor + (peak - floor) * (1 + math.cos(math.pi * progress)) / 2
+# --8<-- [end:ex3-wrong-cosine-from-zero]

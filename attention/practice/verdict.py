@@ -126,7 +126,8 @@ def call(fn, *args, may_change=(), limit=LIMIT_S, **kwargs):
 
     A failure is: anything raised (``SystemExit``, ``KeyboardInterrupt`` and the
     time limit included), or an argument changed in place (unless its parameter name is
-    in ``may_change``, for exercises that ask for an in-place update). The check's own
+    in ``may_change``, for exercises that ask for an in-place update: what the answer
+    did to those is copied back into the check's own arguments). The check's other
     inputs are never touched, so what the check compares afterwards is what it drew.
     """
     if not callable(fn):
@@ -151,7 +152,8 @@ def call(fn, *args, may_change=(), limit=LIMIT_S, **kwargs):
     given = list(copies[0]) + list(copies[1].values())
     for original, passed in zip(list(args) + list(kwargs.values()), given):
         name = names.get(id(passed), "an argument")
-        if name in may_change:
+        if name in may_change:  # an in-place exercise: the check sees the update
+            _write_back(original, passed)
             continue
         why = _changed(original, passed)
         if why is not None:
@@ -159,6 +161,23 @@ def call(fn, *args, may_change=(), limit=LIMIT_S, **kwargs):
                           "leave the inputs as they are and return a new array "
                           "(x = x / s, not x /= s)")
     return result, None
+
+
+def _write_back(original, passed):
+    """Copy what the answer did to a copy of an argument into the check's own
+    argument (dicts of arrays, nested), for ``may_change`` arguments."""
+    if isinstance(original, dict) and isinstance(passed, dict):
+        for key, value in passed.items():
+            if (isinstance(original.get(key), np.ndarray)
+                    and isinstance(value, np.ndarray)
+                    and original[key].shape == value.shape):
+                original[key][...] = value
+            elif isinstance(original.get(key), dict):
+                _write_back(original[key], value)
+            else:
+                original[key] = value
+    elif isinstance(original, np.ndarray) and np.shape(passed) == original.shape:
+        original[...] = passed
 
 
 def guard_checks(namespace: dict) -> None:

@@ -136,3 +136,19 @@ def test_labels_that_collide_fail_the_figure_and_clear_ones_pass():
     fig.axes[0].text(2.0, 0.47, "another")
     assert "'a label of some width' overlaps 'another'" in figures.label_collisions(fig)
     plt.close("all")
+
+
+def test_an_annotation_arrow_may_leave_its_own_label_but_not_cross_another():
+    import matplotlib.pyplot as plt
+
+    from tools.pagecheck.figures import label_collisions
+
+    fig, ax = plt.subplots()
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    ax.annotate("a two-line\nlabel", (9, 1), (1.5, 9), ha="center",
+                arrowprops=dict(arrowstyle="->"))
+    assert label_collisions(fig) == []
+    ax.text(5, 5, "in the way", ha="center", va="center")
+    assert "an arrow crosses 'in the way'" in label_collisions(fig)
+    plt.close(fig)

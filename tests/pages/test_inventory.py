@@ -38,6 +38,11 @@ def test_pages_have_executable_blocks():
     assert counts["docs/index.md"] >= 2 and counts["README.md"] >= 1, counts
 
 
+def output(token) -> bool:
+    """An Output block: the checker's exact info string."""
+    return token.info.strip() == 'text title="Output"'
+
+
 def test_code_and_output_shown_on_pages_fit_80_columns():
     """Lines of every fence on the pages (code, package snippets, Output blocks, the
     self-checks' verdicts) fit the content column and never scroll sideways (the browser
@@ -48,6 +53,9 @@ def test_code_and_output_shown_on_pages_fit_80_columns():
     for path in pages():
         for token in CourseMarkdown(ROOT).parse(path.read_text("utf8")):
             if token.type == "fence" and token.map:
+                # An Output line's `~` marks a number that varies: the printed
+                # line fits 80 columns, each marker adds one.
                 long += [f"{path.relative_to(ROOT)}:{token.map[0] + 1}: {line}"
-                         for line in token.content.split("\n") if len(line) > 80]
+                         for line in token.content.split("\n")
+                         if len(line) - line.count("~") * output(token) > 80]
     assert not long, "fence lines over 80 characters:\n" + "\n".join(long)

@@ -85,6 +85,9 @@ def label_collisions(fig, pad: float = 1.0) -> list[str]:
     found = [f"{a.get_text()!r} overlaps {b.get_text()!r}"
              for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:]
              if box_a.overlaps(box_b)]
+    # An annotation's arrow leaves from its own text: only other labels count.
+    owner = {id(a.arrow_patch): a for a in fig.findobj(Annotation)
+             if a.arrow_patch is not None}
     arrows = [a.arrow_patch for a in fig.findobj(Annotation) if a.arrow_patch is not None]
     for patch in fig.findobj(Patch) + arrows:
         if not patch.get_visible() or isinstance(patch, Spine):
@@ -92,7 +95,7 @@ def label_collisions(fig, pad: float = 1.0) -> list[str]:
         if isinstance(patch, FancyArrowPatch):  # an annotation's arrow has no axes
             points = patch.get_transform().transform(patch.get_path().interpolated(50).vertices)
             found += [f"an arrow crosses {t.get_text()!r}" for t, box in boxes
-                      if box.count_contains(points)]
+                      if t is not owner.get(id(patch)) and box.count_contains(points)]
             continue
         if patch.axes is None or patch is patch.axes.patch:  # the figure's, the axes' own
             continue
