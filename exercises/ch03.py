@@ -43,7 +43,7 @@ def rms_norm(x, weight, eps=1e-6):
 
 # --8<-- [start:ex2-starter]
 def rope(x, positions, base=10000.0):
-    """Rotate x (..., n, d_head) by RoPE: pair k = features (k, k + d_head/2)."""
+    """Rotate x (..., n, d_head) by RoPE: pair k = features k, k + d_head/2."""
     half = x.shape[-1] // 2
     inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
@@ -55,7 +55,7 @@ def rope(x, positions, base=10000.0):
 
 # --8<-- [start:ex2-solution]
 def rope(x, positions, base=10000.0):
-    """Rotate x (..., n, d_head) by RoPE: pair k = features (k, k + d_head/2)."""
+    """Rotate x (..., n, d_head) by RoPE: pair k = features k, k + d_head/2."""
     half = x.shape[-1] // 2
     inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)

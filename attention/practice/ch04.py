@@ -261,7 +261,9 @@ def check_min_p_filter(your_function):
     """Exercise 6: your_function(logits, p) keeps the tokens whose probability is at least
     p times the most likely token's, -inf elsewhere, over any leading axes."""
     rng = fresh_rng()
-    trials = []
+    # First a row where a threshold of p itself and of p times the top
+    # probability keep different tokens, so that mistake is always caught first.
+    trials = [Trial("logits (4,), p = 0.2", (np.log([0.5, 0.3, 0.15, 0.05]), 0.2))]
     for shape, p in (((40,), 0.1), ((3, 12), 0.05), ((2, 4, 9), 0.3), ((5,), 0.0)):
         trial = _logits_trial(rng, shape)
         trial.args += (p,)
