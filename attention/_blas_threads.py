@@ -9,7 +9,8 @@ one thread, and gets its old setting back afterwards.
 We call the thread-count functions of the OpenBLAS that NumPy's wheels bundle
 (scipy-openblas) through ctypes, which takes microseconds. For another BLAS we use
 `threadpoolctl` if it is installed (it scans the loaded libraries each time: milliseconds).
-If neither works nothing is changed.
+If neither works nothing is changed; in the browser (Pyodide's WebAssembly, one
+thread) there is nothing to change.
 
 `thread_map` is how the blocked kernels use this: one thread pool per call.
 """
@@ -18,6 +19,7 @@ import contextlib
 import ctypes
 import glob
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -50,6 +52,9 @@ def _bundled_openblas():
 @contextlib.contextmanager
 def single_threaded_blas():
     """Within this block NumPy's matrix products use one thread."""
+    if sys.platform == "emscripten":  # the browser: one thread, nothing to set
+        yield
+        return
     functions = _bundled_openblas()  # two ctypes calls: microseconds
     if functions:
         get, set_ = functions

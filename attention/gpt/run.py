@@ -46,7 +46,9 @@ def shipped():
     tokenizer = BPETokenizer.from_files(SHIPPED)
     params, config = load_checkpoint(SHIPPED / "model.npz")
     with np.load(SHIPPED / "tokens.npz") as data:
-        tokens = {name: data[name].astype(np.int64) for name in data.files}
+        # NumPy's index type (int64 here, int32 in the browser's WebAssembly,
+        # where np.bincount refuses int64)
+        tokens = {name: data[name].astype(np.intp) for name in data.files}
     log = json.loads((SHIPPED / "log.json").read_text("utf8"))
     return tokenizer, params, config, tokens, log
 

@@ -50,7 +50,7 @@ ax.plot([0, 1, 2], [0, 1, 4])
 
 ### Exercise 1: Double it
 
-Write `double(x)`, which returns twice `x`.
+Write `double(x)`, which returns twice the array `x` (a new array; `x` stays as it was).
 
 ```python title="exercises/ch09.py"
 --8<-- "exercises/ch09.py:ex1-starter"
@@ -87,24 +87,43 @@ def double(x):
 # --8<-- [end:ex1-solution]
 
 # --8<-- [start:ex1-wrong-square]
-# rejected with: returned 9
+# rejected with: is not 2 x
 def double(x):
     return x * x
 # --8<-- [end:ex1-wrong-square]
+
+# --8<-- [start:ex1-wrong-add]
+# rejected with: is not 2 x
+def double(x):
+    return x + 2
+# --8<-- [end:ex1-wrong-add]
+
+# --8<-- [start:ex1-wrong-in-place]
+# rejected with: in place
+def double(x):
+    x *= 2
+    return x
+# --8<-- [end:ex1-wrong-in-place]
 '''
 
 CHECKS = '''"""Self-checks of the throwaway chapter."""
 
+import numpy as np
+
+from attention.practice.trials import fresh_rng
 from attention.practice.verdict import call, verdict
 
 
 def check_double(double) -> bool:
-    result, error = call(double, 3)
-    if error:
-        return verdict(False, error)
-    if result != 6:
-        return verdict(False, f"double(3) returned {result!r}, but twice 3 is 6: multiply by two.")
-    return verdict(True, "double(3) is 6.")
+    rng = fresh_rng()
+    for shape in ((3,), (2, 5)):
+        x = rng.normal(size=shape)
+        result, error = call(double, x)
+        if error:
+            return verdict(False, error)
+        if np.shape(result) != x.shape or not np.allclose(result, 2 * x):
+            return verdict(False, f"on a random {shape} input, double(x) is not 2 x.")
+    return verdict(True, "double(x) is 2 x on random inputs.")
 '''
 
 CHECKLIST = {

@@ -127,7 +127,8 @@ def test_every_runnable_block_prints_what_the_page_shows(source, reading_tab, se
         if block["needs"]:
             continue
         if block["status"] != "ran":
-            problems.append(f"block {block['index']}: {block['status']}\n{block['printed']}")
+            problems.append(f"block {block['index']}: {block['status']}\n{block['printed']}"
+                                f"\nthe box shows:\n{block['box']}")
         elif not output_matches(block["expected"], block["printed"]):
             problems.append(f"block {block['index']} printed\n{block['printed']}\n"
                             f"but the page shows\n{block['expected']}")
@@ -207,11 +208,8 @@ def solve_with_keyboard(page, starter: int) -> None:
     code.focus()
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
-    answer = ("def attention_weights(Q, K, scaled=True):\n"
-              "    scores = Q @ np.swapaxes(K, -1, -2)\n"
-              "    if scaled:\n"
-              "        scores = scores / np.sqrt(Q.shape[-1])\n"
-              "    return softmax(scores)\n")
+    source = (ROOT / "exercises" / "ch02.py").read_text("utf8")
+    answer = source.split("# --8<-- [start:ex1-solution]\n", 1)[1].split("# --8<-- [end:", 1)[0]
     page.keyboard.insert_text(answer)  # pasted: typed, Enter would indent it once more
 
 

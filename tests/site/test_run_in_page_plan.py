@@ -41,6 +41,19 @@ def test_imports_in_functions_try_importlib_and_star_imports_are_seen():
                     None, None, None]
 
 
+def test_an_import_in_a_block_that_cannot_run_does_not_happen_there():
+    # Chapter 6: the shown source of a function (with helpers outside the shown part), then
+    # a block that imports the package's function and uses PyTorch, then one that uses it.
+    plan = browser_plan(["def step():\n    return helper()",
+                         "import torch\nfrom attention.optim import step\ntorch.ones(1)",
+                         "step()"])
+    assert plan[2] == "uses `step` from a block that does not run here"
+    # The same import made earlier by a block that runs is still in place.
+    plan = browser_plan(["import numpy as np", "import torch\nimport numpy as np\n"
+                         "torch.ones(1)", "np.ones(1)"])
+    assert plan == [None, "needs PyTorch", None]
+
+
 def test_blocks_kept_out_by_hand_say_why_and_their_names_follow():
     plan = browser_plan(["slow = 1  # the big one", "print(slow)"],
                         {"the big one": "too slow"})

@@ -171,6 +171,7 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
     missing: dict[str, str] = {}  # name -> why a block that reads it cannot run
     defined: set[str] = set(dir(builtins))  # the names the page's blocks bind
     star: str | None = None  # why unknown names are missing, after a star import
+    imported: dict[str, str] = {}  # name -> the "module:name" a block imported it as
     plan: list[str | None] = []
     for code in codes:
         reason = next((why for text, why in (skips or {}).items() if text in code), None)
@@ -180,6 +181,7 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
             plan.append(reason)  # the browser shows the SyntaxError, as Python would
             continue
         bound: set[str] = set()
+        imports: dict[str, str] = {}  # what this block imports from the browser's modules
         for statement in statements:
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 modules = ([a.name for a in statement.names] if isinstance(statement, ast.Import)
@@ -191,6 +193,8 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
                         star = star if top in IN_BROWSER else needs(top)
                     elif top in IN_BROWSER:
                         missing.pop(name, None)
+                        imports[name] = (alias.name if isinstance(statement, ast.Import)
+                                         else f"{statement.module}:{alias.name}")
                     else:  # importing works in the browser (a stand-in); using it does not
                         missing[name] = needs(top)
                     defined.add(name)
@@ -215,8 +219,16 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
                     else:
                         missing.pop(name, None)
         if reason is not None:
-            for name in bound:  # what this block would have defined does not exist there
+            # What this block would have bound does not exist there, nor what it would have
+            # imported, unless an earlier block imported the same (adam_step imported after
+            # a block that defined a function of that name leaves that function in place).
+            fresh = {name for name, what in imports.items() if imported.get(name) != what}
+            for name in bound | fresh:
                 missing.setdefault(name, f"uses `{name}` from a block that does not run here")
+        else:
+            for name in bound:  # a def or an assignment replaces an imported name
+                imported.pop(name, None)
+            imported.update(imports)
         plan.append(reason)
     return plan
 
