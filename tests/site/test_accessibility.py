@@ -2,9 +2,10 @@
 
 axe-core (npm, pinned in package-lock.json, installed by `make`) is injected into each
 page by the test; the site never ships it. Every page, the 404 page included, is audited
-in the light and the dark theme, at a desktop width and at a 390-px phone width, with
-every collapsible opened so the hidden answers are audited too: one test per page (which
-parallel workers share), with one load of the page. The page then turns dark as for a
+in the light and the dark theme and at a desktop width and a 390-px phone width (every
+combination on the pages that stand for the site's frame, two on the others: see
+EVERY_STATE below), with every collapsible opened so the hidden answers are audited too:
+one test per page (which parallel workers share), with one load of the page. The page then turns dark as for a
 reader whose system asks for the dark theme: the media query says so, and the palette,
 which Material picks only as a page loads, follows through the header's toggle. The rule
 sets are WCAG 2.0 and 2.1, levels A and AA.
@@ -90,11 +91,21 @@ def test_the_audit_visits_every_page_of_the_site(built_site):
     paths = page_paths(built_site)
     assert named <= set(paths), f"named pages missing from the site: {named - set(paths)}"
     assert len(paths) > 5, paths
+    assert FRAME_PAGES <= set(named_pages()), "a page that stands for the frame is gone"
 
 
 # The header's theme toggle: the label that shows is the one that switches to the other theme.
 THEME_TOGGLE = "form[data-md-component=palette] label:not([hidden])"
 WIDTHS = [("desktop", DESKTOP), ("390 px", PHONE)]
+# The theme and width of each audit, one change at a time from the first: every theme and
+# every width on the pages that stand for the site's frame (header, navigation, search,
+# footer: the same on every page), and on every other page both themes and both widths in
+# two audits, light at the desktop width and dark at the phone width. What a page adds to
+# the frame, its article, has the same colours at both widths, so each theme is checked
+# once for it and each width once (an audit of a chapter costs seconds).
+EVERY_STATE = [("light", "desktop"), ("light", "390 px"), ("dark", "390 px"), ("dark", "desktop")]
+TWO_STATES = [("light", "desktop"), ("dark", "390 px")]
+FRAME_PAGES = {"index.md", "chapters/ch01-foundations.md"}
 
 
 def turn_dark(page) -> None:
@@ -116,17 +127,18 @@ def test_every_page_has_no_wcag_aa_violation(browser, server, built_site, axe_so
         tab = seen.page
         tab.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         wait_for_scheme(tab, "light")  # audit the theme named, never the other one
-        # One change at a time: light at each width, then dark at each, from the last one.
-        for scheme, widths in [("light", WIDTHS), ("dark", WIDTHS[::-1])]:
-            if scheme == "dark":
+        shown = "light"
+        for scheme, width in EVERY_STATE if page in FRAME_PAGES else TWO_STATES:
+            if scheme != shown:  # the states go light, then dark
                 turn_dark(tab)
-            for width, viewport in widths:
-                if tab.viewport_size != viewport:
-                    tab.set_viewport_size(viewport)
-                settle(tab)
-                violations = audit(tab, axe_source)
-                if violations:
-                    found[f"/{path} [{scheme}, {width}]"] = violations
+                shown = scheme
+            viewport = dict(WIDTHS)[width]
+            if tab.viewport_size != viewport:
+                tab.set_viewport_size(viewport)
+            settle(tab)
+            violations = audit(tab, axe_source)
+            if violations:
+                found[f"/{path} [{scheme}, {width}]"] = violations
         tab.context.close()
     assert not found, "axe-core finds WCAG AA violations:\n" + summary(found)
 
