@@ -172,6 +172,38 @@ def test_search_for_causal_mask_finds_chapter_2_and_highlights_it(browser, serve
     page.context.close()
 
 
+# What a reader types, and the chapters that teach it (the first result must be one).
+# Not here: "top-p" and "min-p". Material's search splits a query at a hyphen and looks
+# for every word that starts with "p", so the page with the most such words wins; its
+# version 9 no longer lets a site change how queries are read.
+SEARCHES = {"KV cache": {"ch04-generation"}, "RoPE": {"ch03-transformer-block"},
+            "softmax Jacobian": {"ch06-backpropagation"}, "GQA": {"ch02-self-attention"},
+            "FlashAttention": {"ch05-attention-at-scale", "ch06-backpropagation"},
+            "beam search": {"ch04-generation"}, "causal mask": {"ch02-self-attention"},
+            "top-k": {"ch04-generation"}}
+
+
+def test_search_puts_the_chapter_that_teaches_a_term_first(browser, server):
+    seen = visit(browser, server)
+    page = seen.page
+    box = page.locator("input.md-search__input")
+    wrong = {}
+    for query, chapters in SEARCHES.items():
+        box.click()
+        box.fill("")  # no query, no results: the next ones are for the whole query
+        page.locator(".md-search-result__item").first.wait_for(state="detached")
+        box.fill(query[:-1])  # typed at once, then the last key: one search, whole query
+        box.press(query[-1])
+        first = page.locator(".md-search-result__item a").first
+        first.wait_for(state="attached", timeout=10_000)
+        href = first.get_attribute("href")
+        if not any(f"chapters/{chapter}/" in href for chapter in chapters):
+            wrong[query] = href
+    assert not wrong, f"the first result is not the chapter that teaches the term: {wrong}"
+    assert not seen.errors
+    page.context.close()
+
+
 def test_theme_toggle_switches_between_light_and_dark(browser, server):
     seen = visit(browser, server, color_scheme="light", wait="load")
     page = seen.page
