@@ -36,9 +36,10 @@ TRAIN_PAGES = ("index.md", "chapters/ch01-foundations.md",
                "chapters/ch06-backpropagation.md")
 VAL_PAGES = ("blog/posts/self-attention-numpy.md",)
 VOCAB_SIZE = 1024
-MODEL = ModelConfig(vocab_size=VOCAB_SIZE, d_model=64, n_layers=2,
-                    n_heads=2, max_positions=64)
-TRAIN = TrainConfig(steps=800, context=64, lr=5e-3, warmup=40, eval_every=100)
+MODEL = ModelConfig(vocab_size=VOCAB_SIZE, d_model=128, n_layers=3,
+                    n_heads=4, max_positions=128)
+TRAIN = TrainConfig(steps=2000, context=128, lr=3e-3, warmup=100,
+                    eval_every=200)
 
 
 def shipped():
