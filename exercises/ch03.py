@@ -45,7 +45,7 @@ def rms_norm(x, weight, eps=1e-6):
 def rope(x, positions, base=10000.0):
     """Rotate x (..., n, d_head) by RoPE: pair k = features k, k + d_head/2."""
     half = x.shape[-1] // 2
-    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
     a, b = x[..., :half], x[..., half:]  # (..., n, half) each
     # Your code: rotate each pair (a, b) by its angle.
@@ -57,7 +57,7 @@ def rope(x, positions, base=10000.0):
 def rope(x, positions, base=10000.0):
     """Rotate x (..., n, d_head) by RoPE: pair k = features k, k + d_head/2."""
     half = x.shape[-1] // 2
-    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
     cos = np.cos(angles).astype(x.dtype)  # float32 in, float32 out
     sin = np.sin(angles).astype(x.dtype)

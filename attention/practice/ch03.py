@@ -77,7 +77,7 @@ def _rope_trial(rng, lead, n, d_head, dtype=np.float64, offset=0, base=10000.0):
 
 def check_rope(your_function):
     """Exercise 2: your_function(x, positions, base) = RoPE in the split-halves layout
-    (pair i = features i and i + d_head/2), over any leading axes."""
+    (pair k = features k and k + d_head/2), over any leading axes."""
     rng = fresh_rng()
     trials = [_rope_trial(rng, (), 5, 8), _rope_trial(rng, (2, 3), 4, 16, offset=100,
                                                       base=500000.0),
@@ -88,10 +88,10 @@ def check_rope(your_function):
         what="rope", success="your rotation equals the package's RoPE (Hugging Face's "
                              "rotate_half layout), for the base given.",
         hints=[(lambda x, positions, base: rope(x, positions, base=base, layout="interleaved"),
-                "that is the interleaved layout, pairs (2i, 2i + 1); this one pairs feature i "
-                "with feature i + d_head/2"),
+                "that is the interleaved layout, pairs (2k, 2k + 1); this one pairs feature k "
+                "with feature k + d_head/2"),
                (lambda x, positions, base: rope(x, positions),
-                "the angles ignore the base you are given: θ_i = base^(-2i/d_head)"),
+                "the angles ignore the base you are given: θ_k = base^(-2k/d_head)"),
                (lambda x, positions, base: rope(x, -positions, base=base),
                 "you rotated the wrong way: (a, b) -> (a cos t - b sin t, a sin t + b cos t)"),
                (lambda x, positions, base: rope(x, positions - positions[0], base=base),
