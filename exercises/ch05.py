@@ -12,10 +12,15 @@ import math
 import numpy as np
 
 from attention.model import CONFIGS
-from attention.practice.ch05 import (check_chunked_attention, check_forward_flops,
-                                     check_merge, check_merge_lse,
-                                     check_running_max_and_sum,
-                                     check_tile_attention, check_tile_kind)
+from attention.practice.ch05 import (
+    check_chunked_attention,
+    check_forward_flops,
+    check_merge,
+    check_merge_lse,
+    check_running_max_and_sum,
+    check_tile_attention,
+    check_tile_kind,
+)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -439,7 +444,8 @@ def forward_flops(config, n):
     a Llama config: matrix products only, 2 per multiply-add, every query
     scored against all n keys."""
     d_model, d_head = config.d_model, config.d_head
-    projections = 2 * d_model * d_model + 2 * d_model * config.n_kv_heads * d_head
+    d_kv = config.n_kv_heads * d_head  # GQA: fewer key and value heads
+    projections = 2 * d_model * (d_model + d_kv)  # W_q, W_o; W_k, W_v
     feed_forward = 3 * d_model * config.d_ff  # SwiGLU: gate, up and down
     # Your code: this is one layer's weights, for one token.
     return 2 * (projections + feed_forward)
@@ -452,7 +458,8 @@ def forward_flops(config, n):
     a Llama config: matrix products only, 2 per multiply-add, every query
     scored against all n keys."""
     d_model, d_head = config.d_model, config.d_head
-    projections = 2 * d_model * d_model + 2 * d_model * config.n_kv_heads * d_head
+    d_kv = config.n_kv_heads * d_head  # GQA: fewer key and value heads
+    projections = 2 * d_model * (d_model + d_kv)  # W_q, W_o; W_k, W_v
     feed_forward = 3 * d_model * config.d_ff  # SwiGLU: gate, up and down
     weights = 2 * n * (projections + feed_forward)  # every token, every weight
     # q kᵀ and weights @ v: n x n x d_head multiply-adds each, per head.
