@@ -6,8 +6,6 @@ or False. A check never raises because an answer is wrong, so a page can run an 
 starter and show the check's message.
 """
 
-import math
-
 import numpy as np
 
 from attention.beam_search import beam_search
@@ -19,7 +17,7 @@ from attention.sampling import (
     apply_temperature, filter_min_p, filter_top_k, filter_top_p, probabilities,
     sample_next)
 from attention.scaled_dot_product import attention
-from attention.softmax import log_softmax, softmax
+from attention.softmax import log_softmax
 
 
 def _array(got, shape, what):
