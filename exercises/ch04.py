@@ -656,3 +656,14 @@ def cached_causal_attention(q, k, v):
     allowed = np.arange(n_k)[None, :] <= query_pos
     return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
 # --8<-- [end:ex10-wrong-top-left-offset]
+
+
+# --8<-- [start:ex10-wrong-unshifted-softmax]
+# rejected with: the scores near ±1000
+def cached_causal_attention(q, k, v):
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    allowed = np.arange(n_k)[None, :] <= np.arange(n_k - n_q, n_k)[:, None]
+    e = np.where(allowed, np.exp(scores), 0.0)  # exp(1000) overflows
+    return e / e.sum(axis=-1, keepdims=True) @ v
+# --8<-- [end:ex10-wrong-unshifted-softmax]

@@ -300,7 +300,7 @@ def _bias_trial(rng, lead, n_q, n_k, d, bias_shape, *, kind="", dtype=np.float64
         bias = bias - 1000.0
         label += " near -1000"
     elif kind == "scores near ±1000":
-        q = q * 400.0 / math.sqrt(d)
+        q = q * 600.0  # q·k / √d then has a standard deviation of 600
         label += ", the scores near ±1000"
     return Trial(label, tuple(a.astype(dtype) for a in (q, k, v, bias)), {},
                  np.dtype(dtype))

@@ -551,12 +551,13 @@ def _beam_difference(result, want, trial, hints):
 
 # Exercise 10 --------------------------------------------------------------------------
 
-def _offset_trial(rng, lead, n_q, n_k, d, dtype=np.float64):
-    q = rng.normal(size=lead + (n_q, d)).astype(dtype)
+def _offset_trial(rng, lead, n_q, n_k, d, dtype=np.float64, scale=1.0):
+    q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
     k = rng.normal(size=lead + (n_k, d)).astype(dtype)
     v = rng.normal(size=lead + (n_k, d)).astype(dtype)
     return Trial(f"q {shape_text(q.shape)} after {n_k - n_q} cached tokens, k "
-                 f"{shape_text(k.shape)} in {np.dtype(dtype).name}", (q, k, v), {},
+                 f"{shape_text(k.shape)} in {np.dtype(dtype).name}"
+                 + (", the scores near ±1000" if scale != 1.0 else ""), (q, k, v), {},
                  np.dtype(dtype))
 
 
@@ -570,7 +571,8 @@ def check_cached_causal(your_function):
     rng = fresh_rng()
     trials = [_offset_trial(rng, (), 4, 4, 8), _offset_trial(rng, (2, 3), 1, 6, 8),
               _offset_trial(rng, (3,), 3, 8, 4), _offset_trial(rng, (2, 2), 5, 7, 16),
-              _offset_trial(rng, (2,), 2, 9, 8, np.float32)]
+              _offset_trial(rng, (2,), 2, 9, 8, np.float32),
+              _offset_trial(rng, (3, 4), 3, 8, 8, scale=600.0)]
 
     def reference(q, k, v):
         n_q, n_k = q.shape[-2], k.shape[-2]
