@@ -15,6 +15,7 @@ import numpy as np
 from attention import softmax
 from attention.practice.ch02 import (
     check_attention_weights,
+    check_biased_attention,
     check_causal_mask,
     check_gqa_attention,
     check_masked_attention,
@@ -193,6 +194,33 @@ def causal_mask(n_q, n_k):
     key_positions = np.arange(n_k)[None, :]  # (1, n_k)
     return key_positions <= query_positions  # (n_q, n_k)
 # --8<-- [end:ex7-solution]
+
+
+# --8<-- [start:ex8-starter]
+def biased_attention(q, k, v, bias):
+    """Attention of q over k, v with a float bias (..., n_q, n_k) added to
+    the scaled scores: -inf blocks a key, and a query whose bias blocks
+    every key gets an all-zero output."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = scores + bias  # (..., n_q, n_k)
+    # Your code: right until a row of the bias is all -inf.
+    return softmax(scores, axis=-1) @ v
+# --8<-- [end:ex8-starter]
+
+
+# --8<-- [start:ex8-solution]
+def biased_attention(q, k, v, bias):
+    """Attention of q over k, v with a float bias (..., n_q, n_k) added to
+    the scaled scores: -inf blocks a key, and a query whose bias blocks
+    every key gets an all-zero output."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = scores + bias  # (..., n_q, n_k)
+    m = np.max(scores, axis=-1, keepdims=True)  # (..., n_q, 1)
+    m = np.where(np.isfinite(m), m, 0.0)  # a row of -inf: shift by 0
+    e = np.exp(scores - m)  # the largest entry of a row is exp(0) = 1
+    total = np.sum(e, axis=-1, keepdims=True)  # 0 on a row of -inf
+    return e / np.where(total > 0, total, 1.0) @ v
+# --8<-- [end:ex8-solution]
 
 
 # Plausible wrong answers its check must reject (tests/practice/test_wrong_answers.py);
@@ -390,3 +418,51 @@ def causal_mask(n_q, n_k):
 def causal_mask(n_q, n_k):
     return np.tril(np.ones((n_q, n_k)), k=n_k - n_q)
 # --8<-- [end:ex7-wrong-integers]
+
+
+# --8<-- [start:ex8-wrong-nan-rows]
+# rejected with: gives nan
+def biased_attention(q, k, v, bias):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]) + bias
+    return softmax(scores, axis=-1) @ v
+# --8<-- [end:ex8-wrong-nan-rows]
+
+
+# --8<-- [start:ex8-wrong-before-scale]
+# rejected with: before dividing by √d_k
+def biased_attention(q, k, v, bias):
+    scores = (q @ np.swapaxes(k, -1, -2) + bias) / math.sqrt(q.shape[-1])
+    m = np.max(scores, axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(m), m, 0.0))
+    t = e.sum(-1, keepdims=True)
+    return e / np.where(t > 0, t, 1.0) @ v
+# --8<-- [end:ex8-wrong-before-scale]
+
+
+# --8<-- [start:ex8-wrong-as-boolean]
+# rejected with: only the -inf entries of the bias count
+def biased_attention(q, k, v, bias):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(np.isneginf(bias), -np.inf, scores)
+    m = np.max(scores, axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(m), m, 0.0))
+    t = e.sum(-1, keepdims=True)
+    return e / np.where(t > 0, t, 1.0) @ v
+# --8<-- [end:ex8-wrong-as-boolean]
+
+
+# --8<-- [start:ex8-wrong-no-shift]
+# rejected with: underflows to 0
+def biased_attention(q, k, v, bias):
+    e = np.exp(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]) + bias)
+    t = e.sum(-1, keepdims=True)
+    return e / np.where(t > 0, t, 1.0) @ v
+# --8<-- [end:ex8-wrong-no-shift]
+
+
+# --8<-- [start:ex8-wrong-weights-times-bias]
+# rejected with: on q (4, 8), k (6, 8) and a (4, 6) bias
+def biased_attention(q, k, v, bias):
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]), axis=-1)
+    return weights * np.exp(bias) @ v
+# --8<-- [end:ex8-wrong-weights-times-bias]

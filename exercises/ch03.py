@@ -20,6 +20,7 @@ from attention.practice.ch03 import (
     check_llama_count,
     check_rms_norm,
     check_rope,
+    check_rope_interleaved,
     check_sinusoidal,
     check_swiglu,
 )
@@ -45,7 +46,7 @@ def rms_norm(x, weight, eps=1e-6):
 def rope(x, positions, base=10000.0):
     """Rotate x (..., n, d_head) by RoPE: pair k = features k, k + d_head/2."""
     half = x.shape[-1] // 2
-    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
     a, b = x[..., :half], x[..., half:]  # (..., n, half) each
     # Your code: rotate each pair (a, b) by its angle.
@@ -57,7 +58,7 @@ def rope(x, positions, base=10000.0):
 def rope(x, positions, base=10000.0):
     """Rotate x (..., n, d_head) by RoPE: pair k = features k, k + d_head/2."""
     half = x.shape[-1] // 2
-    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_i
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
     angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
     cos = np.cos(angles).astype(x.dtype)  # float32 in, float32 out
     sin = np.sin(angles).astype(x.dtype)
@@ -404,3 +405,84 @@ def sinusoidal(n, d_model, base=10000.0):
     pe[:, 0::2], pe[:, 1::2] = np.sin(pe[:, 0::2]), np.cos(pe[:, 1::2])
     return pe
 # --8<-- [end:ex7-wrong-frequency-per-feature]
+
+
+# --8<-- [start:ex8-starter]
+def rope_interleaved(x, positions, base=10000.0):
+    """Rotate x (..., n, d_head) by RoPE for a checkpoint in the interleaved
+    layout (GPT-J, Meta's Llama): pair k = features 2k, 2k + 1.
+    It rotates the wrong pairs: find and fix that."""
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
+    angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
+    cos = np.cos(angles).astype(x.dtype)  # float32 in, float32 out
+    sin = np.sin(angles).astype(x.dtype)
+    a, b = x[..., :half], x[..., half:]  # (..., n, half) each
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+# --8<-- [end:ex8-starter]
+
+
+# --8<-- [start:ex8-solution]
+def rope_interleaved(x, positions, base=10000.0):
+    """Rotate x (..., n, d_head) by RoPE for a checkpoint in the interleaved
+    layout (GPT-J, Meta's Llama): pair k = features 2k, 2k + 1."""
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
+    angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
+    cos = np.cos(angles).astype(x.dtype)  # float32 in, float32 out
+    sin = np.sin(angles).astype(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]  # (..., n, half): features 2k, 2k + 1
+    out = np.empty_like(x)  # (..., n, d_head)
+    out[..., 0::2] = a * cos - b * sin  # each rotated pair back in place
+    out[..., 1::2] = a * sin + b * cos
+    return out
+# --8<-- [end:ex8-solution]
+
+
+# --8<-- [start:ex8-wrong-fixed-base]
+# rejected with: ignore the base you are given
+def rope_interleaved(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(half) * 2 / x.shape[-1])
+    cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+# --8<-- [end:ex8-wrong-fixed-base]
+
+
+# --8<-- [start:ex8-wrong-written-back-as-halves]
+# rejected with: wrote them back as halves
+def rope_interleaved(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * base ** (-np.arange(half) * 2 / x.shape[-1])
+    cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+# --8<-- [end:ex8-wrong-written-back-as-halves]
+
+
+# --8<-- [start:ex8-wrong-stacked-the-wrong-way]
+# rejected with: wrote them back as halves
+def rope_interleaved(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * base ** (-np.arange(half) * 2 / x.shape[-1])
+    cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    rotated = np.stack([a * cos - b * sin, a * sin + b * cos], axis=-2)  # (..., 2, half)
+    return rotated.reshape(x.shape)
+# --8<-- [end:ex8-wrong-stacked-the-wrong-way]
+
+
+# --8<-- [start:ex8-wrong-angle-per-feature]
+# rejected with: on x (5, 8) in float64
+def rope_interleaved(x, positions, base=10000.0):
+    d = x.shape[-1]
+    angles = np.asarray(positions)[:, None] * base ** (-np.arange(d) / d)  # (n, d)
+    cos, sin = np.cos(angles[:, 0::2]), np.sin(angles[:, 1::2])
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+# --8<-- [end:ex8-wrong-angle-per-feature]

@@ -9,14 +9,19 @@ that the check must reject with the words after `# rejected with:`
 """
 
 # --8<-- [start:imports]
+import math
+
 import numpy as np
 
-from attention import attention, softmax
+from attention import attention, log_softmax, softmax
 from attention.practice.ch04 import (
+    check_beam_step,
+    check_cached_causal,
     check_decode_step,
     check_kv_cache_size,
     check_min_p_filter,
     check_sliding_window_mask,
+    check_temperature_sample,
     check_top_k_filter,
     check_top_p_filter,
     check_window_cache_step,
@@ -428,3 +433,237 @@ def sliding_window_mask(n, window):
 def sliding_window_mask(n, window):
     return np.tril(np.ones((n, n), dtype=bool))
 # --8<-- [end:ex7-wrong-causal-only]
+
+
+# --8<-- [start:ex8-starter]
+def sample_with_temperature(logits, temperature, u):
+    """One token id per row of logits (..., vocab_size), drawn at
+    temperature T > 0 with the uniform numbers u (...) in [0, 1): the
+    first token whose cumulative probability exceeds u."""
+    # Your code: this is greedy decoding, what sampling becomes as T -> 0.
+    return np.argmax(logits, axis=-1)
+# --8<-- [end:ex8-starter]
+
+
+# --8<-- [start:ex8-solution]
+def sample_with_temperature(logits, temperature, u):
+    """One token id per row of logits (..., vocab_size), drawn at
+    temperature T > 0 with the uniform numbers u (...) in [0, 1): the
+    first token whose cumulative probability exceeds u."""
+    probs = softmax(logits / temperature, axis=-1)  # (..., vocab); stable
+    cumulative = np.cumsum(probs, axis=-1)  # (..., vocab), ends at ~1
+    # Tokens whose cumulative probability is still <= u come before the
+    # one u falls on: counting them gives its index.
+    ids = np.sum(cumulative <= np.asarray(u)[..., None], axis=-1)  # (...)
+    return np.minimum(ids, logits.shape[-1] - 1)  # u past a rounded-down end
+# --8<-- [end:ex8-solution]
+
+
+# --8<-- [start:ex8-wrong-after-softmax]
+# rejected with: after the softmax
+def sample_with_temperature(logits, temperature, u):
+    cumulative = np.cumsum(softmax(logits, axis=-1) / temperature, axis=-1)
+    ids = np.sum(cumulative <= np.asarray(u)[..., None], axis=-1)
+    return np.minimum(ids, logits.shape[-1] - 1)
+# --8<-- [end:ex8-wrong-after-softmax]
+
+
+# --8<-- [start:ex8-wrong-multiplied]
+# rejected with: logits x T
+def sample_with_temperature(logits, temperature, u):
+    cumulative = np.cumsum(softmax(logits * temperature, axis=-1), axis=-1)
+    ids = np.sum(cumulative <= np.asarray(u)[..., None], axis=-1)
+    return np.minimum(ids, logits.shape[-1] - 1)
+# --8<-- [end:ex8-wrong-multiplied]
+
+
+# --8<-- [start:ex8-wrong-no-temperature]
+# rejected with: those of T = 1
+def sample_with_temperature(logits, temperature, u):
+    cumulative = np.cumsum(softmax(logits, axis=-1), axis=-1)
+    ids = np.sum(cumulative <= np.asarray(u)[..., None], axis=-1)
+    return np.minimum(ids, logits.shape[-1] - 1)
+# --8<-- [end:ex8-wrong-no-temperature]
+
+
+# --8<-- [start:ex8-wrong-unstable]
+# rejected with: spread over ±1000
+def sample_with_temperature(logits, temperature, u):
+    e = np.exp(logits / temperature)
+    cumulative = np.cumsum(e / e.sum(axis=-1, keepdims=True), axis=-1)
+    ids = np.sum(cumulative <= np.asarray(u)[..., None], axis=-1)
+    return np.minimum(ids, logits.shape[-1] - 1)
+# --8<-- [end:ex8-wrong-unstable]
+
+
+# --8<-- [start:ex8-wrong-flattened]
+# rejected with: on logits (2, 3, 100, 17)
+def sample_with_temperature(logits, temperature, u):
+    z = logits.reshape(-1, logits.shape[-1])
+    cumulative = np.cumsum(softmax(z / temperature, axis=-1), axis=-1)
+    ids = np.sum(cumulative <= np.ravel(u)[:, None], axis=-1)
+    return np.minimum(ids, logits.shape[-1] - 1)
+# --8<-- [end:ex8-wrong-flattened]
+
+
+# --8<-- [start:ex9-starter]
+def beam_step(scores, logits, beam_width):
+    """The beam_width best one-token extensions of n_beams beams, best
+    first. scores (..., n_beams): each beam's total log-probability;
+    logits (..., n_beams, vocab_size): its next token's logits. Returns
+    (beam, token, score), each (..., beam_width); leading axes: prompts."""
+    # Your code: right for one prompt whose logits are log-probabilities.
+    total = scores[:, None] + logits  # (n_beams, vocab)
+    best = np.argsort(-total, axis=None, kind="stable")[:beam_width]
+    beam, token = np.divmod(best, total.shape[-1])  # flat -> (row, col)
+    return beam, token, total[beam, token]
+# --8<-- [end:ex9-starter]
+
+
+# --8<-- [start:ex9-solution]
+def beam_step(scores, logits, beam_width):
+    """The beam_width best one-token extensions of n_beams beams, best
+    first. scores (..., n_beams): each beam's total log-probability;
+    logits (..., n_beams, vocab_size): its next token's logits. Returns
+    (beam, token, score), each (..., beam_width); leading axes: prompts."""
+    vocab_size = logits.shape[-1]
+    # log_softmax is stable at logits near ±1000 and keeps -inf as -inf.
+    total = scores[..., None] + log_softmax(logits, axis=-1)
+    flat = total.reshape(total.shape[:-2] + (-1,))  # (..., n_beams * vocab)
+    best = np.argsort(-flat, axis=-1, kind="stable")[..., :beam_width]
+    beam, token = np.divmod(best, vocab_size)  # (..., beam_width) each
+    return beam, token, np.take_along_axis(flat, best, axis=-1)
+# --8<-- [end:ex9-solution]
+
+
+# --8<-- [start:ex9-wrong-raw-logits]
+# rejected with: you added the raw logits
+def beam_step(scores, logits, beam_width):
+    total = scores[..., None] + logits
+    flat = total.reshape(total.shape[:-2] + (-1,))
+    best = np.argsort(-flat, axis=-1, kind="stable")[..., :beam_width]
+    beam, token = np.divmod(best, logits.shape[-1])
+    return beam, token, np.take_along_axis(flat, best, axis=-1)
+# --8<-- [end:ex9-wrong-raw-logits]
+
+
+# --8<-- [start:ex9-wrong-no-scores]
+# rejected with: this step's log-probabilities alone
+def beam_step(scores, logits, beam_width):
+    total = log_softmax(logits, axis=-1)
+    flat = total.reshape(total.shape[:-2] + (-1,))
+    best = np.argsort(-flat, axis=-1, kind="stable")[..., :beam_width]
+    beam, token = np.divmod(best, logits.shape[-1])
+    return beam, token, np.take_along_axis(flat, best, axis=-1) + 0 * beam
+# --8<-- [end:ex9-wrong-no-scores]
+
+
+# --8<-- [start:ex9-wrong-flat-index]
+# rejected with: beam = index // vocab_size
+def beam_step(scores, logits, beam_width):
+    total = scores[..., None] + log_softmax(logits, axis=-1)
+    flat = total.reshape(total.shape[:-2] + (-1,))
+    best = np.argsort(-flat, axis=-1, kind="stable")[..., :beam_width]
+    token, beam = np.divmod(best, logits.shape[-2])
+    return beam, token, np.take_along_axis(flat, best, axis=-1)
+# --8<-- [end:ex9-wrong-flat-index]
+
+
+# --8<-- [start:ex9-wrong-best-token-per-beam]
+# rejected with: one per beam?
+def beam_step(scores, logits, beam_width):
+    total = scores[..., None] + log_softmax(logits, axis=-1)
+    token = np.argmax(total, axis=-1)  # (..., n_beams): one token per beam
+    best_of_beam = np.take_along_axis(total, token[..., None], axis=-1)[..., 0]
+    beam = np.argsort(-best_of_beam, axis=-1, kind="stable")[..., :beam_width]
+    token = np.take_along_axis(token, beam, axis=-1)
+    return beam, token, np.take_along_axis(best_of_beam, beam, axis=-1)
+# --8<-- [end:ex9-wrong-best-token-per-beam]
+
+
+# --8<-- [start:ex9-wrong-one-prompt-only]
+# rejected with: on 3 beams, logits (2, 3, 11)
+def beam_step(scores, logits, beam_width):
+    total = scores[..., None] + log_softmax(logits, axis=-1)
+    best = np.argsort(-total, axis=None, kind="stable")[:beam_width]
+    beam, token = np.divmod(best, total.shape[-1])
+    return beam, token, total.ravel()[best]
+# --8<-- [end:ex9-wrong-one-prompt-only]
+
+
+# --8<-- [start:ex10-starter]
+def cached_causal_attention(q, k, v):
+    """Causal attention of the n_q newest tokens, q (..., n_q, d), over
+    k, v (..., n_k, d): the n_k - n_q cached tokens, then the new ones.
+    It has a bug that shows only with a cache: find it."""
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    query_pos = np.arange(n_q)[:, None]  # (n_q, 1)
+    key_pos = np.arange(n_k)[None, :]  # (1, n_k)
+    scores = np.where(key_pos <= query_pos, scores, -np.inf)
+    return softmax(scores, axis=-1) @ v  # (..., n_q, d)
+# --8<-- [end:ex10-starter]
+
+
+# --8<-- [start:ex10-solution]
+def cached_causal_attention(q, k, v):
+    """Causal attention of the n_q newest tokens, q (..., n_q, d), over
+    k, v (..., n_k, d): the n_k - n_q cached tokens, then the new ones."""
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    # The new tokens come after the cache: query i is at n_k - n_q + i.
+    query_pos = np.arange(n_k - n_q, n_k)[:, None]  # (n_q, 1)
+    key_pos = np.arange(n_k)[None, :]  # (1, n_k)
+    scores = np.where(key_pos <= query_pos, scores, -np.inf)
+    return softmax(scores, axis=-1) @ v  # (..., n_q, d)
+# --8<-- [end:ex10-solution]
+
+
+# --8<-- [start:ex10-wrong-no-offset]
+# rejected with: as if nothing were cached
+def cached_causal_attention(q, k, v):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    allowed = np.tril(np.ones(scores.shape[-2:], dtype=bool))
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
+# --8<-- [end:ex10-wrong-no-offset]
+
+
+# --8<-- [start:ex10-wrong-one-ahead]
+# rejected with: also sees the key after its own
+def cached_causal_attention(q, k, v):
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    query_pos = np.arange(n_k - n_q + 1, n_k + 1)[:, None]  # one too far
+    allowed = np.arange(n_k)[None, :] <= query_pos
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
+# --8<-- [end:ex10-wrong-one-ahead]
+
+
+# --8<-- [start:ex10-wrong-no-mask]
+# rejected with: sees all n_k keys
+def cached_causal_attention(q, k, v):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return softmax(scores, axis=-1) @ v
+# --8<-- [end:ex10-wrong-no-mask]
+
+
+# --8<-- [start:ex10-wrong-top-left-offset]
+# rejected with: sees all n_k keys
+def cached_causal_attention(q, k, v):
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    query_pos = np.arange(n_q)[:, None] + n_q - 1  # an offset, the wrong one
+    allowed = np.arange(n_k)[None, :] <= query_pos
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
+# --8<-- [end:ex10-wrong-top-left-offset]
+
+
+# --8<-- [start:ex10-wrong-unshifted-softmax]
+# rejected with: the scores near ±1000
+def cached_causal_attention(q, k, v):
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    allowed = np.arange(n_k)[None, :] <= np.arange(n_k - n_q, n_k)[:, None]
+    e = np.where(allowed, np.exp(scores), 0.0)  # exp(1000) overflows
+    return e / e.sum(axis=-1, keepdims=True) @ v
+# --8<-- [end:ex10-wrong-unshifted-softmax]

@@ -11,9 +11,16 @@ import math
 
 import numpy as np
 
-from attention.practice.ch05 import (check_chunked_attention, check_merge,
-                                     check_merge_lse, check_running_max_and_sum,
-                                     check_tile_attention, check_tile_kind)
+from attention.model import CONFIGS
+from attention.practice.ch05 import (
+    check_chunked_attention,
+    check_forward_flops,
+    check_merge,
+    check_merge_lse,
+    check_running_max_and_sum,
+    check_tile_attention,
+    check_tile_kind,
+)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -429,3 +436,78 @@ def chunked_attention(q, k, v, chunk):
         out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
     return out
 # --8<-- [end:ex6-wrong-top-left]
+
+
+# --8<-- [start:ex7-starter]
+def forward_flops(config, n):
+    """FLOPs of forward(params, config, ids) on one sequence of n tokens of
+    a Llama config: matrix products only, 2 per multiply-add, every query
+    scored against all n keys."""
+    d_model, d_head = config.d_model, config.d_head
+    d_kv = config.n_kv_heads * d_head  # GQA: fewer key and value heads
+    projections = 2 * d_model * (d_model + d_kv)  # W_q, W_o; W_k, W_v
+    feed_forward = 3 * d_model * config.d_ff  # SwiGLU: gate, up and down
+    # Your code: this is one layer's weights, for one token.
+    return 2 * (projections + feed_forward)
+# --8<-- [end:ex7-starter]
+
+
+# --8<-- [start:ex7-solution]
+def forward_flops(config, n):
+    """FLOPs of forward(params, config, ids) on one sequence of n tokens of
+    a Llama config: matrix products only, 2 per multiply-add, every query
+    scored against all n keys."""
+    d_model, d_head = config.d_model, config.d_head
+    d_kv = config.n_kv_heads * d_head  # GQA: fewer key and value heads
+    projections = 2 * d_model * (d_model + d_kv)  # W_q, W_o; W_k, W_v
+    feed_forward = 3 * d_model * config.d_ff  # SwiGLU: gate, up and down
+    weights = 2 * n * (projections + feed_forward)  # every token, every weight
+    # q kᵀ and weights @ v: n x n x d_head multiply-adds each, per head.
+    scores_and_sum = 2 * 2 * n * n * d_head * config.n_heads
+    lm_head = 2 * n * d_model * config.vocab_size  # tied or not: a product
+    return config.n_layers * (weights + scores_and_sum) + lm_head
+
+
+print(f"Llama 3 8B, 8,192 tokens: "
+      f"{forward_flops(CONFIGS['llama-3-8b'], 8192) / 1e12:.1f} TFLOP")
+# --8<-- [end:ex7-solution]
+
+
+# --8<-- [start:ex7-wrong-causal-half]
+# rejected with: half the n² work
+def forward_flops(config, n):
+    d, dh = config.d_model, config.d_head
+    weights = 2 * n * (2 * d * d + 2 * d * config.n_kv_heads * dh + 3 * d * config.d_ff)
+    attn = 2 * n * n * dh * config.n_heads
+    return config.n_layers * (weights + attn) + 2 * n * d * config.vocab_size
+# --8<-- [end:ex7-wrong-causal-half]
+
+
+# --8<-- [start:ex7-wrong-tied-head-free]
+# rejected with: a tied head still multiplies
+def forward_flops(config, n):
+    d, dh = config.d_model, config.d_head
+    weights = 2 * n * (2 * d * d + 2 * d * config.n_kv_heads * dh + 3 * d * config.d_ff)
+    attn = 4 * n * n * dh * config.n_heads
+    head = 0 if config.tie_embeddings else 2 * n * d * config.vocab_size
+    return config.n_layers * (weights + attn) + head
+# --8<-- [end:ex7-wrong-tied-head-free]
+
+
+# --8<-- [start:ex7-wrong-no-gqa]
+# rejected with: W_k and W_v have n_kv_heads heads
+def forward_flops(config, n):
+    d, dh = config.d_model, config.d_head
+    weights = 2 * n * (4 * d * d + 3 * d * config.d_ff)
+    attn = 4 * n * n * dh * config.n_heads
+    return config.n_layers * (weights + attn) + 2 * n * d * config.vocab_size
+# --8<-- [end:ex7-wrong-no-gqa]
+
+
+# --8<-- [start:ex7-wrong-no-attention]
+# rejected with: the n² part is missing
+def forward_flops(config, n):
+    d, dh = config.d_model, config.d_head
+    weights = 2 * n * (2 * d * d + 2 * d * config.n_kv_heads * dh + 3 * d * config.d_ff)
+    return config.n_layers * weights + 2 * n * d * config.vocab_size
+# --8<-- [end:ex7-wrong-no-attention]

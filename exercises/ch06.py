@@ -22,7 +22,7 @@ from attention.practice.ch06 import (check_adam_update, check_attention_grads,
 
 # --8<-- [start:ex1-starter]
 def softmax_vjp(g, p):
-    """∂L/∂s from g = ∂L/∂p, for p = softmax(s) along the last axis,
+    """∂ℒ/∂s from g = ∂ℒ/∂p, for p = softmax(s) along the last axis,
     without forming the Jacobian diag(p) - p pᵀ."""
     # Your code: this is only the diagonal part, diag(p) g.
     return p * g
@@ -31,7 +31,7 @@ def softmax_vjp(g, p):
 
 # --8<-- [start:ex1-solution]
 def softmax_vjp(g, p):
-    """∂L/∂s from g = ∂L/∂p, for p = softmax(s) along the last axis,
+    """∂ℒ/∂s from g = ∂ℒ/∂p, for p = softmax(s) along the last axis,
     without forming the Jacobian diag(p) - p pᵀ."""
     row_dot = np.sum(g * p, axis=-1, keepdims=True)  # g·p, one number per row
     return p * (g - row_dot)
@@ -357,7 +357,7 @@ def layer_norm_backward(d_y, x, weight, eps=1e-5):
 
 # --8<-- [start:ex6-starter]
 def cross_entropy_grad(logits, targets):
-    """∂L/∂logits of L = mean over counted rows of -log softmax(logits)[target];
+    """∂ℒ/∂logits of ℒ = mean over counted rows of -log softmax(logits)[target];
     a target of -100 is ignored. logits (..., vocab), targets (...)."""
     p = softmax(logits, axis=-1)  # (..., vocab)
     one_hot = np.zeros_like(p)
@@ -369,7 +369,7 @@ def cross_entropy_grad(logits, targets):
 
 # --8<-- [start:ex6-solution]
 def cross_entropy_grad(logits, targets):
-    """∂L/∂logits of L = mean over counted rows of -log softmax(logits)[target];
+    """∂ℒ/∂logits of ℒ = mean over counted rows of -log softmax(logits)[target];
     a target of -100 is ignored. logits (..., vocab), targets (...)."""
     p = softmax(logits, axis=-1)  # (..., vocab)
     counted = targets != -100  # (...)

@@ -278,4 +278,78 @@ def check_causal_mask(your_function):
                          "mask a decoder with a cache needs.")
 
 
+# Exercise 8 ---------------------------------------------------------------------------
+
+def _bias_trial(rng, lead, n_q, n_k, d, bias_shape, *, kind="", dtype=np.float64):
+    """q, k, v and a float bias; kind: "" (a bias like ALiBi's), "some -inf" (random
+    keys blocked), "-inf" (the same and the first row all -inf), "near -1000" (whole rows of the bias near
+    -1000: exp of the raw scores underflows to 0) or "scores near ±1000"."""
+    q = rng.normal(size=lead + (n_q, d))
+    k, v = rng.normal(size=lead + (n_k, d)), rng.normal(size=lead + (n_k, 3))
+    bias = rng.normal(size=bias_shape) * 2.0
+    label = (f"q {shape_text(q.shape)}, k {shape_text(k.shape)} and a "
+             f"{shape_text(bias_shape)} bias in {np.dtype(dtype).name}")
+    if kind in ("some -inf", "-inf"):
+        bias[rng.random(size=bias_shape) < 0.3] = -np.inf
+        bias[..., 0] = 0.5  # every row keeps a key ...
+        label += ", some entries -inf"
+    if kind == "-inf":
+        bias[..., 0, :] = -np.inf  # ... but the first
+        label += " and its first row all -inf"
+    elif kind == "near -1000":
+        bias = bias - 1000.0
+        label += " near -1000"
+    elif kind == "scores near ±1000":
+        q = q * 600.0  # q·k / √d then has a standard deviation of 600
+        label += ", the scores near ±1000"
+    return Trial(label, tuple(a.astype(dtype) for a in (q, k, v, bias)), {},
+                 np.dtype(dtype))
+
+
+def _naive_biased(q, k, v, bias):
+    """Plain softmax of the biased scores: NaN on a row whose bias is all -inf."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]) + bias
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ v
+
+
+def check_biased_attention(your_function):
+    """Exercise 8: your_function(q, k, v, bias) = attention with a float bias added to
+    the scaled scores (-inf blocks a key; a row with every key blocked gives 0)."""
+    rng = fresh_rng()
+    trials = [_bias_trial(rng, (), 4, 6, 8, (4, 6), kind="some -inf"),
+              _bias_trial(rng, (2, 3), 5, 7, 16, (3, 5, 7)),
+              _bias_trial(rng, (2,), 3, 9, 4, (3, 9), kind="near -1000"),
+              _bias_trial(rng, (3,), 5, 5, 8, (5, 5), kind="scores near ±1000"),
+              _bias_trial(rng, (2, 2), 4, 6, 8, (4, 6), kind="-inf"),
+              _bias_trial(rng, (2, 3), 5, 7, 8, (2, 1, 5, 7), kind="-inf",
+                          dtype=np.float32)]
+
+    def before_scale(q, k, v, bias):
+        return attention(q, k, v, mask=(bias / math.sqrt(q.shape[-1])).astype(q.dtype))
+
+    def shifted_by_zero(q, k, v, bias):
+        scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]) + bias
+        e = np.exp(scores)
+        total = e.sum(axis=-1, keepdims=True)
+        return e / np.where(total > 0, total, 1.0) @ v
+
+    return judge(
+        your_function, trials, lambda q, k, v, bias: attention(q, k, v, mask=bias),
+        what="biased_attention",
+        success="your output equals attention.attention with the bias as an additive "
+                "mask (a row with every key at -inf gives 0, as with a boolean mask).",
+        hints=[(lambda q, k, v, bias: attention(q, k, v),
+                "the bias is ignored: add it to the scaled scores q kᵀ / √d_k"),
+               (before_scale, "you added the bias before dividing by √d_k; it is added "
+                "to q kᵀ / √d_k, after the scale"),
+               (lambda q, k, v, bias: attention(q, k, v, mask=np.isfinite(bias)),
+                "only the -inf entries of the bias count: its finite entries shift the "
+                "scores too (the bias is added, it is not a yes/no mask)"),
+               (_naive_biased, "a row whose bias is all -inf (no key allowed) gives nan; "
+                "give it all-zero weights and an all-zero output, as PyTorch's SDPA does"),
+               (shifted_by_zero, "exp of scores near -1000 underflows to 0 and the row "
+                "divides 0 by 0: subtract each row's largest finite score first")])
+
+
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

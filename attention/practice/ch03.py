@@ -15,7 +15,7 @@ from attention.feed_forward import gelu, swiglu
 from attention.model import ModelConfig
 from attention.norms import layer_norm, rms_norm
 from attention.parameters import count_parameters
-from attention.positions import rope, sinusoidal_positions
+from attention.positions import rope, rope_permutation, sinusoidal_positions
 from attention.practice.trials import Trial, fresh_rng, judge, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
 
@@ -77,7 +77,7 @@ def _rope_trial(rng, lead, n, d_head, dtype=np.float64, offset=0, base=10000.0):
 
 def check_rope(your_function):
     """Exercise 2: your_function(x, positions, base) = RoPE in the split-halves layout
-    (pair i = features i and i + d_head/2), over any leading axes."""
+    (pair k = features k and k + d_head/2), over any leading axes."""
     rng = fresh_rng()
     trials = [_rope_trial(rng, (), 5, 8), _rope_trial(rng, (2, 3), 4, 16, offset=100,
                                                       base=500000.0),
@@ -88,10 +88,10 @@ def check_rope(your_function):
         what="rope", success="your rotation equals the package's RoPE (Hugging Face's "
                              "rotate_half layout), for the base given.",
         hints=[(lambda x, positions, base: rope(x, positions, base=base, layout="interleaved"),
-                "that is the interleaved layout, pairs (2i, 2i + 1); this one pairs feature i "
-                "with feature i + d_head/2"),
+                "that is the interleaved layout, pairs (2k, 2k + 1); this one pairs feature k "
+                "with feature k + d_head/2"),
                (lambda x, positions, base: rope(x, positions),
-                "the angles ignore the base you are given: θ_i = base^(-2i/d_head)"),
+                "the angles ignore the base you are given: θ_k = base^(-2k/d_head)"),
                (lambda x, positions, base: rope(x, -positions, base=base),
                 "you rotated the wrong way: (a, b) -> (a cos t - b sin t, a sin t + b cos t)"),
                (lambda x, positions, base: rope(x, positions - positions[0], base=base),
@@ -269,6 +269,40 @@ def check_sinusoidal(your_function):
                 "interleaves them: sin in feature 2i, cos in feature 2i + 1"),
                (lambda n, d, b: sinusoidal_positions(n, d), "the frequencies ignore the base "
                 "you are given")])
+
+
+# Exercise 8 ---------------------------------------------------------------------------
+
+def check_rope_interleaved(your_function):
+    """Exercise 8: your_function(x, positions, base) = RoPE in the interleaved layout of
+    GPT-J and Meta's Llama checkpoints (pair k = features 2k and 2k + 1)."""
+    rng = fresh_rng()
+    trials = [_rope_trial(rng, (), 5, 8), _rope_trial(rng, (2, 3), 4, 16, offset=100,
+                                                      base=500000.0),
+              _rope_trial(rng, (2,), 6, 6, np.float32, offset=7, base=100.0),
+              _rope_trial(rng, (1, 2), 3, 32, offset=4000)]
+
+    def interleaved(x, positions, base):
+        return rope(x, positions, base=base, layout="interleaved")
+
+    def halves_order(x, positions, base):  # the right pairs, written back as halves
+        return interleaved(x, positions, base)[..., rope_permutation(x.shape[-1])]
+
+    return judge(
+        your_function, trials, interleaved, what="rope_interleaved",
+        success="your rotation equals the package's RoPE in the interleaved layout "
+                "(pairs 2k, 2k + 1), for the base given.",
+        hints=[(lambda x, positions, base: rope(x, positions, base=base),
+                "that is the split-halves layout, pairs (k, k + d_head/2); this "
+                "checkpoint pairs features 2k and 2k + 1"),
+               (halves_order, "you rotated the right pairs (2k, 2k + 1) but wrote them "
+                "back as halves: rotated feature 2k goes back to index 2k, and 2k + 1 "
+                "to 2k + 1"),
+               (lambda x, positions, base: interleaved(x, -positions, base),
+                "you rotated the wrong way: (a, b) -> (a cos t - b sin t, a sin t + b "
+                "cos t)"),
+               (lambda x, positions, base: interleaved(x, positions, 10000.0),
+                "the angles ignore the base you are given: θ_k = base^(-2k/d_head)")])
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

@@ -8,11 +8,16 @@ starter and show the check's message.
 
 import numpy as np
 
-from attention.kv_cache import kv_cache_bytes, sliding_window_mask
-from attention.practice.trials import Trial, fresh_rng, judge, shape_text
+from attention.beam_search import beam_search
+from attention.kv_cache import kv_cache_bytes, sliding_window_mask, window_mask
+from attention.practice.trials import (
+    Trial, as_array, difference, fresh_rng, judge, matches, shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
-from attention.sampling import filter_min_p, filter_top_k, filter_top_p, probabilities
+from attention.sampling import (
+    apply_temperature, filter_min_p, filter_top_k, filter_top_p, probabilities,
+    sample_next)
 from attention.scaled_dot_product import attention
+from attention.softmax import log_softmax
 
 
 def _array(got, shape, what):
@@ -296,6 +301,299 @@ def check_sliding_window_mask(your_function):
                         (lambda n, w: sliding_window_mask(n, w + 1), "the window is one "
                          "too wide: query i sees keys i - window + 1 .. i, window keys in "
                          "all")])
+
+
+# Exercise 8 ---------------------------------------------------------------------------
+
+class _Replay(np.random.Generator):
+    """A generator whose ``random`` hands back fixed uniforms: ``sample_next`` then
+    draws with exactly the numbers the reader's function was given."""
+
+    def __init__(self, u):
+        super().__init__(np.random.PCG64(0))
+        self._u = u
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return np.reshape(self._u, size)
+
+
+def _inverse_transform(probs, u):
+    """The token each u falls on: the first whose cumulative probability exceeds u
+    (for the hints, which replay a mistake on the same uniforms)."""
+    cumulative = np.cumsum(probs, axis=-1)  # (..., vocab)
+    ids = np.sum(cumulative <= np.asarray(u)[..., None], axis=-1)  # (...)
+    return np.minimum(ids, probs.shape[-1] - 1)
+
+
+def _temperature_trial(rng, shape, temperature, kind="", dtype=np.float64):
+    logits = rng.normal(size=shape) * 2.0
+    if kind == "spread over ±1000":
+        logits = rng.normal(size=shape) * 600.0
+    if kind == "some -inf":
+        logits[rng.random(size=shape) < 0.3] = -np.inf
+        logits[..., 0] = 0.0  # every row keeps a token
+    logits = logits.astype(dtype)
+    u = rng.random(size=shape[:-1])
+    # Keep each u away from the boundaries of its row, where float32 and float64
+    # roundings of the cumulative probabilities could pick neighbouring tokens.
+    cumulative = np.cumsum(probabilities(apply_temperature(
+        logits.astype(np.float64), temperature)), axis=-1)
+    near = np.any(np.abs(cumulative - u[..., None]) < 1e-5, axis=-1)
+    u = np.where(near, np.clip(u + 3e-5, 0.0, 1.0 - 1e-9), u)
+    label = (f"logits {shape_text(shape)} in {np.dtype(dtype).name}"
+             + (f", {kind}" if kind else "") + f", T = {temperature:g}")
+    return Trial(label, (logits, temperature, u), {}, np.dtype(dtype))
+
+
+def _sampled(logits, temperature, u):
+    return sample_next(logits, _Replay(u[..., None]), temperature=temperature)
+
+
+def check_temperature_sample(your_function):
+    """Exercise 8: your_function(logits, temperature, u) = the token of each row that
+    the uniform u falls on, at temperature T (inverse-transform sampling), over any
+    leading axes; equal to sample_next given the same uniforms."""
+    rng = fresh_rng()
+    trials = [_temperature_trial(rng, (400, 10), 0.5),
+              _temperature_trial(rng, (2, 3, 100, 17), 2.0),
+              _temperature_trial(rng, (300, 9), 1.3, dtype=np.float32),
+              _temperature_trial(rng, (300, 8), 0.8, kind="some -inf"),
+              _temperature_trial(rng, (200, 6), 0.05, kind="spread over ±1000"),
+              _temperature_trial(rng, (5,), 1.0)]
+
+    def drawn(probs_of):
+        return lambda logits, temperature, u: _inverse_transform(
+            probs_of(logits.astype(np.float64), temperature), u)
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "sample_with_temperature")
+        if problem is not None:
+            return problem
+        if got.shape != expected.shape:
+            return (f"return one token id per row, shape {shape_text(expected.shape)}; "
+                    f"got {shape_text(got.shape)}")
+        if np.array_equal(got, expected):
+            return None
+        logits, temperature, u = trial.args
+        for wrong, message in hints:
+            if matches(got, wrong(logits, temperature, u)):
+                return message
+        wrong_rows = int(np.sum(got != expected))
+        first = tuple(int(i) for i in np.argwhere(got != expected)[0])
+        return (f"{wrong_rows} of {expected.size} rows differ; row {list(first)} with "
+                f"u = {float(u[first]):.4f} should give token {int(expected[first])}, "
+                f"got {got[first]} (the first token whose cumulative probability at "
+                "T exceeds u)")
+
+    hints = [
+        (lambda logits, temperature, u: np.argmax(logits, axis=-1),
+         "you always pick the most likely token: that is greedy decoding, the limit "
+         "T -> 0; pick the token u falls on in softmax(logits / T)"),
+        (drawn(lambda z, t: probabilities(z)),
+         "your tokens are those of T = 1: the temperature is not applied"),
+        (drawn(lambda z, t: probabilities(z * t)),
+         "your tokens are those of logits x T: divide the logits by T (T < 1 "
+         "sharpens the distribution, T > 1 flattens it)"),
+        (drawn(lambda z, t: probabilities(z) / t),
+         "you divided the probabilities by T after the softmax (they no longer sum "
+         "to 1); divide the logits before it, softmax(logits / T)"),
+        (drawn(lambda z, t: probabilities(z) ** t),
+         "you raised the probabilities to the power T; softmax(logits / T) is "
+         "p ** (1 / T), renormalised"),
+    ]
+    problem = None
+    for trial in trials:
+        result, problem = call(your_function, *trial.args)
+        if problem is None:
+            problem = compare(result, _sampled(*trial.args), trial)
+        if problem is not None:
+            return verdict(False, f"on {trial.label}: {problem}")
+    return verdict(True, f"on {len(trials)} random inputs (" + "; ".join(
+        t.label for t in trials) + ") every token equals sample_next's given the same "
+        "uniforms, so your tokens follow softmax(logits / T).")
+
+
+# Exercise 9 ---------------------------------------------------------------------------
+
+def _top(totals, width):
+    """(beam, token, score) of the ``width`` largest totals (..., n_beams, vocab),
+    for the hints, which rank a mistake's totals the same way."""
+    flat = totals.reshape(totals.shape[:-2] + (-1,))  # (..., n_beams * vocab)
+    best = np.argsort(-flat, axis=-1, kind="stable")[..., :width]  # (..., width)
+    beam, token = np.divmod(best, totals.shape[-1])
+    return beam, token, np.take_along_axis(flat, best, axis=-1)
+
+
+def _beam_trial(rng, lead, n_beams, vocab, width, kind="", dtype=np.float64):
+    while True:  # totals at least 1e-4 apart: float32 and float64 rank them alike
+        scores = -np.abs(rng.normal(size=lead + (n_beams,))) * 3.0  # log-probs <= 0
+        logits = rng.normal(size=lead + (n_beams, vocab)) * 2.0
+        if kind == "near +1000":
+            logits = logits + 1000.0
+        elif kind == "some -inf":  # tokens 0 and 1 stay: at least 2 per beam
+            logits[..., 2:][rng.random(size=logits[..., 2:].shape) < 0.3] = -np.inf
+        totals = scores[..., None] + log_softmax(logits, axis=-1)
+        ranked = np.sort(totals.reshape(lead + (-1,)), axis=-1)[..., ::-1]
+        gaps = -np.diff(ranked[..., :width + 1], axis=-1)
+        if np.all(gaps > 1e-4):
+            break
+    label = (f"{n_beams} beam{'s' if n_beams > 1 else ''}, logits "
+             f"{shape_text(logits.shape)} in {np.dtype(dtype).name}"
+             + (f", {kind}" if kind else "")
+             + f", beam_width {width}")
+    return Trial(label, (scores.astype(dtype), logits.astype(dtype), width), {},
+                 np.dtype(dtype))
+
+
+def _beam_reference(scores, logits, beam_width):
+    """(beam, token, score), each (..., beam_width): two steps of the package's
+    beam_search, whose first step hands out the beams' scores (so that its beam b
+    ends in token b) and whose second gives beam b the log-softmax of its logits."""
+    lead, (n_beams, vocab) = scores.shape[:-1], logits.shape[-2:]
+    beam = np.zeros(lead + (beam_width,), np.int64)
+    token, total = np.zeros_like(beam), np.zeros(lead + (beam_width,))
+    for at in np.ndindex(*lead):
+        log_probs = log_softmax(logits[at].astype(np.float64), axis=-1)
+
+        def model(sequences, s=scores[at].astype(np.float64), lp=log_probs):
+            if sequences.shape[1] == 1:  # step 1: the beams, as tokens 0 .. n_beams - 1
+                return s[None, :]
+            return lp[sequences[:, 1]]  # step 2: beam b's next-token log-probs
+
+        seqs, found = beam_search(model, [0], beam_width=max(beam_width, n_beams),
+                                  max_new_tokens=2)
+        beam[at], token[at] = seqs[:beam_width, 1], seqs[:beam_width, 2]
+        total[at] = found[:beam_width]
+    return beam, token, total
+
+
+def check_beam_step(your_function):
+    """Exercise 9: your_function(scores, logits, beam_width) -> (beam, token, score),
+    the beam_width best one-token extensions of the beams, best first, over any
+    leading axes (a batch of prompts)."""
+    rng = fresh_rng()
+    trials = [_beam_trial(rng, (), 1, 9, 4), _beam_trial(rng, (), 3, 7, 3),
+              _beam_trial(rng, (), 4, 5, 6, kind="some -inf"),
+              _beam_trial(rng, (2,), 3, 11, 3), _beam_trial(rng, (), 2, 6, 2,
+                                                            kind="near +1000"),
+              _beam_trial(rng, (2, 3), 5, 8, 4, dtype=np.float32)]
+
+    def raw(scores, logits, w):
+        return _top(scores[..., None] + logits.astype(np.float64), w)
+
+    def no_scores(scores, logits, w):
+        return _top(log_softmax(logits.astype(np.float64), axis=-1), w)
+
+    hints = [(raw, "you added the raw logits; each beam's logits become "
+                   "log-probabilities first, log_softmax(logits) = logits - "
+                   "logsumexp(logits)"),
+             (no_scores, "you ranked the extensions by this step's log-probabilities "
+                         "alone; a beam's total is its score plus the new token's "
+                         "log-probability")]
+
+    for trial in trials:
+        scores, logits, width = trial.args
+        want = _beam_reference(scores, logits, width)
+        result, problem = call(your_function, *trial.args)
+        if problem is None:
+            problem = _beam_difference(result, want, trial, hints)
+        if problem is not None:
+            return verdict(False, f"on {trial.label}: {problem}")
+    return verdict(True, f"on {len(trials)} random inputs (" + "; ".join(
+        t.label for t in trials) + ") your beams, tokens and scores equal two steps of "
+        "the package's beam_search.")
+
+
+def _beam_difference(result, want, trial, hints):
+    """What differs between the reader's (beam, token, score) and the package's."""
+    try:
+        beam, token, score = result
+    except (TypeError, ValueError):
+        return f"return three arrays (beam, token, score), got {type(result).__name__}"
+    got = []
+    for name, value, expected in zip(("beam", "token", "score"), (beam, token, score),
+                                     want):
+        value, problem = as_array(value, f"the {name} array")
+        if problem is not None:
+            return problem
+        if value.shape != expected.shape:
+            n_beams = trial.args[0].shape[-1]
+            one_each = (value.shape[-1:] == (n_beams,) and n_beams < expected.shape[-1])
+            return (f"{name} should have shape {shape_text(expected.shape)} (the "
+                    f"beam_width best, per prompt), got {shape_text(value.shape)}"
+                    + ("; one per beam? Two extensions of one beam can both be among "
+                       "the best" if one_each else ""))
+        got.append(value)
+    if (np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+            and difference(got[2], want[2], trial.dtype) is None):
+        return None
+    scores, logits, width = trial.args
+    for wrong, message in hints:
+        other = wrong(scores, logits, width)
+        if (np.array_equal(got[0], other[0]) and np.array_equal(got[1], other[1])
+                and matches(got[2], other[2], trial.dtype)):
+            return message
+    n_beams, vocab = logits.shape[-2:]
+    flat = want[0] * vocab + want[1]  # (..., width): where each best total lies
+    if np.array_equal(got[0], flat % n_beams) and np.array_equal(got[1],
+                                                                 flat // n_beams):
+        return ("the flat index of (beam, token) in the (n_beams, vocab_size) totals "
+                "is beam * vocab_size + token: beam = index // vocab_size, token = "
+                "index % vocab_size")
+    if np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]):
+        return "the beams and tokens are right; the scores: " + difference(
+            got[2], want[2], trial.dtype)
+    at = tuple(int(i) for i in np.argwhere((got[0] != want[0]) | (got[1] != want[1]))[0])
+    return (f"extension {list(at)} should be beam {int(want[0][at])}, token "
+            f"{int(want[1][at])} (total {float(want[2][at]):.4f}); you gave beam "
+            f"{int(got[0][at])}, token {int(got[1][at])}")
+
+
+# Exercise 10 --------------------------------------------------------------------------
+
+def _offset_trial(rng, lead, n_q, n_k, d, dtype=np.float64, scale=1.0):
+    q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
+    k = rng.normal(size=lead + (n_k, d)).astype(dtype)
+    v = rng.normal(size=lead + (n_k, d)).astype(dtype)
+    return Trial(f"q {shape_text(q.shape)} after {n_k - n_q} cached tokens, k "
+                 f"{shape_text(k.shape)} in {np.dtype(dtype).name}"
+                 + (", the scores near ±1000" if scale != 1.0 else ""), (q, k, v), {},
+                 np.dtype(dtype))
+
+
+def _masked(mask_of):
+    return lambda q, k, v: attention(q, k, v, mask=mask_of(q.shape[-2], k.shape[-2]))
+
+
+def check_cached_causal(your_function):
+    """Exercise 10: your_function(q, k, v) = causal attention of the n_q newest tokens
+    over all n_k (the cache's and their own), over any leading axes."""
+    rng = fresh_rng()
+    trials = [_offset_trial(rng, (), 4, 4, 8), _offset_trial(rng, (2, 3), 1, 6, 8),
+              _offset_trial(rng, (3,), 3, 8, 4), _offset_trial(rng, (2, 2), 5, 7, 16),
+              _offset_trial(rng, (2,), 2, 9, 8, np.float32),
+              _offset_trial(rng, (3, 4), 3, 8, 8, scale=600.0)]
+
+    def reference(q, k, v):
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        return attention(q, k, v, mask=window_mask(np.arange(n_k - n_q, n_k),
+                                                   np.arange(n_k)))
+
+    return judge(
+        your_function, trials, reference, what="cached_causal_attention",
+        success="each new query sees the cached keys and the new ones up to its own "
+                "position, as the package's window_mask (and attention's bottom-right "
+                "causal=True) gives.",
+        hints=[(_masked(lambda n_q, n_k: np.tri(n_q, n_k, dtype=bool)),
+                "your mask puts query i at position i, as if nothing were cached: the "
+                "queries are the last n_q tokens, at positions n_k - n_q + i, so a "
+                "decode step (n_q = 1) sees only key 0"),
+               (lambda q, k, v: attention(q, k, v),
+                "every query sees all n_k keys, the later tokens of its own chunk "
+                "included: block the keys after each query's position"),
+               (_masked(lambda n_q, n_k: np.tri(n_q, n_k, n_k - n_q + 1, dtype=bool)),
+                "each query also sees the key after its own: key j is allowed when "
+                "j <= the query's position n_k - n_q + i")])
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

@@ -11,9 +11,10 @@ import math
 import numpy as np
 
 from attention.masks import causal_mask
+from attention.model import ModelConfig, forward, init_params
 from attention.scaled_dot_product import attention
 from attention.softmax import logsumexp
-from attention.practice.measure import BlockStream, kib, peak_memory
+from attention.practice.measure import BlockStream, Counted, kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
                                        shape_text)
 from attention.practice.verdict import call, guard_checks, num, verdict
@@ -399,6 +400,85 @@ def check_chunked_attention(your_function):
     return verdict(True, f"on 3 random shapes (n_q ≠ n_k included) your output equals causal "
                          f"attention, and at {n:,} tokens it held at most {kib(limit)}, not "
                          f"the {kib(n * n * 8)} of every score at once.")
+
+
+# Exercise 7 ---------------------------------------------------------------------------
+
+def measured_flops(config, n, rng):
+    """The FLOPs of forward on one sequence of n tokens, measured: every matrix product
+    with the weights counted as it runs (``Counted``), plus q kᵀ and weights @ v from
+    the shapes of the attention weights each layer recorded (the package's attention
+    computes on plain arrays, which the count does not see)."""
+    params = {name: w.view(Counted) for name, w in init_params(config, rng).items()}
+    trace = {}
+    Counted.flops = 0
+    forward(params, config, rng.integers(0, config.vocab_size, size=n), trace=trace)
+    attention_flops = sum(2 * w.size * config.d_head * 2  # q kᵀ, then weights @ v
+                          for name, w in trace.items() if name.endswith(".weights"))
+    return Counted.flops + attention_flops
+
+
+def _flops_config(rng):
+    n_kv = int(rng.integers(1, 4))
+    n_heads = n_kv * int(rng.integers(1, 4))
+    return ModelConfig(arch="llama", vocab_size=int(rng.integers(11, 60)) | 1,
+                       d_model=n_heads * 2 * int(rng.integers(1, 4)), n_heads=n_heads,
+                       n_kv_heads=n_kv, n_layers=int(rng.integers(1, 4)),
+                       d_ff=int(rng.integers(5, 40)), max_positions=64,
+                       tie_embeddings=bool(rng.integers(0, 2)))
+
+
+def _config_text(c):
+    return (f"d_model={c.d_model}, {c.n_layers} layer{'s' * (c.n_layers > 1)}, "
+            f"{c.n_heads} heads, {c.n_kv_heads} KV heads, d_ff={c.d_ff}, "
+            f"vocab_size={c.vocab_size}, tied={c.tie_embeddings}")
+
+
+def check_forward_flops(your_function):
+    """Exercise 7: your_function(config, n) = the FLOPs of a Llama forward pass over one
+    sequence of n tokens: matrix products only, 2 per multiply-add, each query over all
+    n keys. Judged against counts measured while forward runs, on random configs."""
+    rng = fresh_rng()
+    cases = [(ModelConfig(arch="llama", vocab_size=37, d_model=24, n_layers=2,
+                          n_heads=6, n_kv_heads=2, d_ff=40, max_positions=64,
+                          tie_embeddings=False), 7)]
+    cases += [(_flops_config(rng), int(rng.integers(1, 14))) for _ in range(5)]
+    cases.append((ModelConfig(**{**_flops_config(rng).__dict__,
+                                 "tie_embeddings": True}), 1))
+    for config, n in cases:
+        want = measured_flops(config, n, rng)
+        got, problem = call(your_function, config, n)
+        where = f"for {_config_text(config)} and n = {n}"
+        if problem is not None:
+            return verdict(False, f"{where}: {problem}")
+        if isinstance(got, (bool, np.bool_)) or not isinstance(
+                got, (int, float, np.integer, np.floating)) or not math.isfinite(got):
+            return verdict(False, f"return a number of FLOPs, got {type(got).__name__}")
+        if got == want:
+            continue
+        c, d = config, config.d_head
+        layers, attn = c.n_layers, 4 * n * n * c.n_heads * d
+        head = 2 * n * c.d_model * c.vocab_size
+        kv_as_q = 2 * n * layers * 2 * c.d_model * (c.n_heads - c.n_kv_heads) * d
+        hints = {want - layers * attn / 2: "half the n² work: every query here is scored "
+                                           "against all n keys, with no causal skip",
+                 want + kv_as_q: "W_k and W_v have n_kv_heads heads, d_model x "
+                                 "(n_kv_heads d_head) each, not n_heads (GQA)",
+                 want - layers * attn: "the n² part is missing: q kᵀ and weights @ v "
+                                       "take 2 n² d_head FLOPs each, per head and layer",
+                 want - head: "the LM head is missing: 2 n d_model vocab_size (a tied "
+                              "head still multiplies by the embedding)",
+                 want / 2: "half of it: a multiply-add is 2 FLOPs",
+                 want / n: "that is per token; the pass has n tokens (and the n² part "
+                           "grows with n²)"}
+        hint = next((why for value, why in hints.items()
+                     if math.isclose(got, value, rel_tol=1e-12)), "")
+        return verdict(False, f"{where}: forward takes {want:,} FLOPs in matrix "
+                              f"products (measured), you said {got:,.0f}"
+                       + (f" ({hint})" if hint else ""))
+    return verdict(True, f"on {len(cases)} configurations ({len(cases) - 1} random, tied "
+                         "and untied, GQA, n from 1 to 13) your count equals the matrix-"
+                         "product FLOPs measured while forward ran.")
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

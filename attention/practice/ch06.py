@@ -51,7 +51,7 @@ _BIG_VJP = (4, 1024)  # one row's Jacobian: 1024 x 1024 floats, 8 MiB
 
 
 def check_softmax_vjp(your_function):
-    """Exercise 1: your_function(g, p) = ∂L/∂s for p = softmax(s) along the last axis,
+    """Exercise 1: your_function(g, p) = ∂ℒ/∂s for p = softmax(s) along the last axis,
     without forming the Jacobian (measured: the peak memory at rows of 1,024)."""
     rng = fresh_rng()
     trials = [_vjp_trial(rng, (3, 6)), _vjp_trial(rng, (2, 3, 5, 7)),

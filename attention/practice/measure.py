@@ -8,6 +8,8 @@
   copies shows in its peak memory.
 * ``poisoned``: an array whose entries an answer must not read are NaN, for "reads only
   the tiles it may see".
+* ``Counted``: an array that counts the FLOPs of every matrix product it takes part in
+  (2 per multiply-add), for a FLOPs estimate measured on a real forward pass.
 """
 
 from __future__ import annotations
@@ -88,3 +90,22 @@ def poisoned(a, rows_from):
     out = np.array(a, copy=True)
     out[rows_from:] = np.nan
     return out
+
+
+class Counted(np.ndarray):
+    """An array whose matrix products (``@``, ``np.matmul``) add 2 x multiply-adds to
+    ``Counted.flops``; every other ufunc runs as on a plain array. What it computes
+    with stays Counted, so the weights of a model, viewed as Counted, count every
+    product with them. (An array converted back with ``np.asarray`` stops counting.)"""
+
+    flops = 0
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        plain = [i.view(np.ndarray) if isinstance(i, Counted) else i for i in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, Counted) else o
+                                  for o in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if ufunc is np.matmul and method == "__call__":
+            Counted.flops += 2 * int(np.size(result)) * int(np.shape(plain[0])[-1])
+        return result.view(Counted) if isinstance(result, np.ndarray) else result

@@ -1,7 +1,8 @@
 """The course's one notation (chapter 1, "The course's shape vocabulary") holds on every
 page: W is a weight, so a window is w; L counts layers, so a loss is ℒ; positions are i
-and j, since n is the length. The Practice sections are left out: their text is the
-exercises', checked with them.
+and j, since n is the length, so RoPE's pairs are k. The Practice sections, the exercises
+(exercises/chNN.py) and their checks' messages (attention/practice/chNN.py) are held to
+it too: a reader sees their text beside the lesson's.
 """
 
 import re
@@ -11,24 +12,22 @@ import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = sorted([*DOCS.glob("chapters/*.md"), *DOCS.glob("blog/posts/*.md")])
+EXERCISES = sorted([*(DOCS.parent / "exercises").glob("ch*.py"),
+                    *(DOCS.parent / "attention/practice").glob("ch*.py")])
 
 # (what is wrong, a pattern that finds it in a page's prose or math)
 MISUSES = [
     ("a window written W (W is a weight matrix)", re.compile(r"(?:last|beyond) \$W\$|\$W [-+]|\(W - 1\)")),
     ("a loss written L (L counts layers)", re.compile(r"\\partial L\b|∂L/∂")),
     ("positions written m, n (n is the length)", re.compile(r"\bq_m\b|\bk_n\b|\bm - n\b|\$n - m\$")),
+    ("a RoPE pair written i (i is a position)", re.compile(r"\bpair i\b|θ_i\b|\\theta_i\b")),
 ]
 
 
-def lesson_text(page: Path) -> str:
-    """The page without its Practice section (from "## Practice" to the next "## ")."""
-    text = page.read_text(encoding="utf8")
-    return re.sub(r"^## Practice\n.*?(?=^## )", "", text, flags=re.S | re.M)
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", PAGES + EXERCISES,
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_page_follows_the_course_notation(page):
-    text = lesson_text(page)
+    text = page.read_text(encoding="utf8")
     found = [f"line {text[:m.start()].count(chr(10)) + 1}: {what}: {m.group(0)!r}"
              for what, pattern in MISUSES for m in pattern.finditer(text)]
     assert not found, f"{page.name}:\n" + "\n".join(found)

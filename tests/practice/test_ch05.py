@@ -150,3 +150,37 @@ WRONG = [
 def test_check_rejects_a_plausible_wrong_answer_and_says_why(check, answer, words, capsys):
     ok, line = run_check(check, answer, capsys)
     assert not ok and line.startswith("✗ Not yet: ") and words in line, line
+
+
+# The instrument behind exercise 7's check ------------------------------------------------
+
+def test_counted_arrays_count_every_matrix_product_and_nothing_else():
+    from attention.practice.measure import Counted
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 3, 5)).view(Counted), rng.normal(size=(5, 7))
+    Counted.flops = 0
+    out = np.exp(a) @ b + 1.0  # (2, 3, 7): 2 * 3 * 7 dot products of length 5
+    assert Counted.flops == 2 * (2 * 3 * 7) * 5
+    assert isinstance(out, Counted)
+    assert np.array_equal(out.view(np.ndarray), np.exp(a.view(np.ndarray)) @ b + 1.0)
+
+
+def test_measured_forward_flops_equal_the_weights_count_plus_attention():
+    """What the check measures on forward: 2 FLOPs per weight and token for every matrix
+    the tokens meet (the parameter count without embeddings and norms, plus the LM head),
+    and 4 n² d_head per head and layer for q kᵀ and weights @ v."""
+    from attention.model import ModelConfig
+    from attention.parameters import count_parameters
+    from attention.practice.ch05 import measured_flops
+
+    config = ModelConfig(arch="llama", vocab_size=37, d_model=24, n_layers=3, n_heads=6,
+                         n_kv_heads=2, d_ff=40, max_positions=64, tie_embeddings=True)
+    n = 9
+    counts = count_parameters(config)
+    matrices = counts["attention"] + counts["mlp"]
+    head = config.vocab_size * config.d_model  # tied: the embedding, multiplied
+    assert counts["lm_head"] == 0
+    attention = config.n_layers * 4 * n * n * config.n_heads * config.d_head
+    assert measured_flops(config, n, np.random.default_rng(1)) == (
+        2 * n * (matrices + head) + attention)
