@@ -38,6 +38,8 @@ class Family:
     #                  function of (value, config) giving its value or values)
     accepted: dict   # HF field -> the values implemented (or a test of config)
     inert: frozenset  # fields that do not change the logits in eval mode
+    fixed: dict = dataclasses.field(default_factory=dict)  # ModelConfig
+    #                  fields every model of the family has (chapter 9)
 
 
 # Fields every PretrainedConfig has. None changes what forward computes:
@@ -118,6 +120,36 @@ FAMILIES["mistral"] = dataclasses.replace(FAMILIES["llama"],
 FAMILIES["ministral"] = dataclasses.replace(
     FAMILIES["llama"], read=_MISTRAL_READ | {
         "layer_types": ("layer_types", _layer_types)})
+# Chapter 9: Qwen3 is Llama with RMSNorm on each head's query and key, and a
+# head size of its own; its sliding window is refused (no test covers it).
+FAMILIES["qwen3"] = dataclasses.replace(
+    FAMILIES["llama"],
+    read=FAMILIES["llama"].read | {"head_dim": "head_dim"},
+    accepted={"hidden_act": ("silu",), "use_sliding_window": (False,),
+              "layer_types": lambda c: set(c.layer_types) <= {
+                  "full_attention"}},
+    # without use_sliding_window HF sets no window (sliding_window None)
+    inert=frozenset({"attention_dropout", "sliding_window",
+                     "max_window_layers"}),
+    fixed={"qk_norm": "head"})
+FAMILIES["gemma2"] = Family(
+    arch="gemma2",
+    read={"vocab_size": "vocab_size", "hidden_size": "d_model",
+          "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads",
+          "num_key_value_heads": "n_kv_heads", "head_dim": "head_dim",
+          "intermediate_size": "d_ff",
+          "max_position_embeddings": "max_positions",
+          "rms_norm_eps": "norm_eps", "tie_word_embeddings": "tie_embeddings",
+          "rope_parameters": (("rope_base", "rope_scaling"), _rope),
+          "query_pre_attn_scalar": ("attn_scale", lambda s, c: s ** -0.5),
+          "attn_logit_softcapping": "attn_softcap",
+          "final_logit_softcapping": "final_softcap",
+          "sliding_window": "sliding_window",
+          "layer_types": ("layer_types", _layer_types)},
+    accepted={"hidden_activation": ("gelu_pytorch_tanh",),
+              "attention_bias": (False,),
+              "use_bidirectional_attention": (None, False)},
+    inert=frozenset({"attention_dropout"}))
 
 
 def config_from_hf(hf_config):
@@ -135,6 +167,7 @@ def config_from_hf(hf_config):
                          f"{sorted(FAMILIES)}")
     _refuse_unimplemented(c, family)
     fields = {"arch": family.arch}
+    fields |= family.fixed
     for hf_name, ours in family.read.items():
         value = getattr(c, hf_name)
         if isinstance(ours, tuple):  # (our field or fields, conversion)
@@ -144,7 +177,7 @@ def config_from_hf(hf_config):
             fields.update(zip(ours, value))
         else:
             fields[ours] = value
-    if family.arch == "llama":
+    if family.arch != "gpt2":
         fields["rope_layout"] = "halves"  # Hugging Face's rotate_half
     return ModelConfig(**fields)
 # --8<-- [end:config_from_hf]
@@ -253,6 +286,9 @@ def _llama(sd, i):
              for x in "qkvo" if f"{h}self_attn.{x}_proj.bias" in sd}
     if h + "self_attn.sinks" in sd:
         extra["attn.sinks"] = sd[h + "self_attn.sinks"]
+    for x in "qk":  # Qwen3's QK-norm (chapter 9)
+        if f"{h}self_attn.{x}_norm.weight" in sd:
+            extra[f"attn.{x}_norm.weight"] = sd[f"{h}self_attn.{x}_norm.weight"]
     return extra | {
         "norm1.weight": sd[h + "input_layernorm.weight"],
         "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
@@ -263,6 +299,25 @@ def _llama(sd, i):
         "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
         "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
         "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
+    }
+
+
+def _gemma2(sd, i):
+    """Block i of Gemma 2: Llama's names, plus a norm after each branch
+    and one before the MLP (chapter 9). Gains stay offsets from one."""
+    h = f"model.layers.{i}."
+    return {
+        "norm1.weight": sd[h + "input_layernorm.weight"],
+        "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
+        "attn.W_k": sd[h + "self_attn.k_proj.weight"].T,
+        "attn.W_v": sd[h + "self_attn.v_proj.weight"].T,
+        "attn.W_o": sd[h + "self_attn.o_proj.weight"].T,
+        "post_norm1.weight": sd[h + "post_attention_layernorm.weight"],
+        "norm2.weight": sd[h + "pre_feedforward_layernorm.weight"],
+        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
+        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
+        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
+        "post_norm2.weight": sd[h + "post_feedforward_layernorm.weight"],
     }
 # --8<-- [end:hf_names]
 
@@ -349,7 +404,7 @@ def _rename(sd, config):
     else:
         params = {"embed.tokens": sd["model.embed_tokens.weight"],
                   "final_norm.weight": sd["model.norm.weight"]}
-        block = _llama
+        block = _gemma2 if config.arch == "gemma2" else _llama
     for i in range(config.n_layers):
         params |= {f"blocks.{i}.{k}": v for k, v in block(sd, i).items()}
     if not config.tie_embeddings:
