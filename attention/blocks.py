@@ -47,7 +47,7 @@ def dropped(x, mask):
 
 # --8<-- [start:attend]
 def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None,
-           scale=None, softcap=None):
+           scale=None, softcap=None, expand=None):
     """The one call to attention in every block.
 
     q: (batch, n_heads, n_q, d_head); k, v: (batch, n_kv_heads, n_k, d_head).
@@ -55,9 +55,12 @@ def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None,
     sinks: one learned sink logit per head (n_heads,), gpt-oss (chapter 8).
     dropout: a mask shaped like the weights, applied to them (training).
     scale: multiplies q kᵀ (None: 1/√d_head); softcap: caps the scaled
-    scores at +-softcap with tanh, Gemma 2 (chapter 9).
+    scores at +-softcap with tanh, Gemma 2 (chapter 9); expand(k, v): the
+    keys and values attention reads, from what is passed (MLA's latent).
     Returns (output (batch, n_heads, n_q, d_head), weights (..., n_q, n_k)).
     """
+    if expand is not None:  # MLA (chapter 9): keys and values from a latent
+        k, v = expand(k, v)
     group = q.shape[-3] // k.shape[-3]
     k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
     v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)

@@ -16,6 +16,7 @@ What changes on the way:
 
 # --8<-- [start:imports]
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,6 +153,44 @@ FAMILIES["gemma2"] = Family(
     inert=frozenset({"attention_dropout"}))
 
 
+def _mla_scale(rope, c):
+    """DeepSeek-V3's softmax scale: 1/sqrt(d_nope + d_rope), times YaRN's
+    mscale(factor, mscale_all_dim) squared where that is set."""
+    scale = (c.qk_nope_head_dim + c.qk_rope_head_dim) ** -0.5
+    rope = rope or {}
+    all_dim = rope.get("mscale_all_dim") or 0
+    factor = rope.get("factor", 1.0)
+    if rope.get("rope_type", "default") != "default" and all_dim and factor > 1:
+        mscale = 0.1 * all_dim * math.log(factor) + 1.0
+        scale = scale * mscale * mscale
+    return scale
+
+
+FAMILIES["deepseek_v3"] = Family(
+    arch="deepseek_v3",
+    read={k: v for k, v in FAMILIES["llama"].read.items()
+          if k != "attention_bias"} | {
+        "rope_parameters": (("rope_base", "rope_scaling", "attn_scale"),
+                            lambda r, c: (*_rope(r, c), _mla_scale(r, c))),
+        "rope_interleave": ("rope_layout", lambda i, c: (
+            "interleaved" if i else "halves")),
+        "q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank",
+        "qk_rope_head_dim": "qk_rope_head_dim",
+        "qk_nope_head_dim": "qk_nope_head_dim", "v_head_dim": "v_head_dim"},
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,),
+              # dense layers only: no mixture of experts
+              "first_k_dense_replace": lambda c: (
+                  c.first_k_dense_replace is not None
+                  and c.first_k_dense_replace >= c.num_hidden_layers),
+              "num_mtp_layers": (0,),  # multi-token prediction: not built
+              "output_router_logits": (False,)},
+    # the experts' settings, unused with dense layers only; dropout
+    inert=frozenset({"moe_intermediate_size", "n_shared_experts",
+                     "n_routed_experts", "routed_scaling_factor", "n_group",
+                     "topk_group", "num_experts_per_tok", "norm_topk_prob",
+                     "attention_dropout", "pretraining_tp"}))
+
+
 def config_from_hf(hf_config):
     """A ModelConfig from a Hugging Face configuration of a family in
     FAMILIES (GPT2Config, LlamaConfig).
@@ -177,7 +216,7 @@ def config_from_hf(hf_config):
             fields.update(zip(ours, value))
         else:
             fields[ours] = value
-    if family.arch != "gpt2":
+    if family.arch not in ("gpt2", "deepseek_v3"):  # DeepSeek reads its own
         fields["rope_layout"] = "halves"  # Hugging Face's rotate_half
     return ModelConfig(**fields)
 # --8<-- [end:config_from_hf]
@@ -319,6 +358,41 @@ def _gemma2(sd, i):
         "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
         "post_norm2.weight": sd[h + "post_feedforward_layernorm.weight"],
     }
+
+
+def _deepseek_v3(sd, i, n_heads):
+    """Block i of DeepSeek-V3 (dense): Hugging Face packs W_uq with W_qr
+    (q_b_proj or q_proj), W_dkv with W_kr (kv_a_proj_with_mqa) and W_uk with
+    W_uv (kv_b_proj), head by head; unpack them (chapter 9)."""
+    h, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
+    r = sd[a + "kv_a_layernorm.weight"].shape[0]
+    p = {}
+    if a + "q_a_proj.weight" in sd:  # low-rank queries
+        p["attn.W_dq"] = sd[a + "q_a_proj.weight"].T
+        p["attn.dq_norm.weight"] = sd[a + "q_a_layernorm.weight"]
+        W_q = sd[a + "q_b_proj.weight"].T
+    else:
+        W_q = sd[a + "q_proj.weight"].T
+    d_kr = sd[a + "kv_a_proj_with_mqa.weight"].shape[0] - r  # d_rope
+    W_q = W_q.reshape(W_q.shape[0], n_heads, -1)     # (d_in, H, d_nope + d_rope)
+    W_kv = sd[a + "kv_a_proj_with_mqa.weight"].T     # (d_model, r + d_rope)
+    W_b = sd[a + "kv_b_proj.weight"].T               # (r, H * (d_nope + d_v))
+    W_b = W_b.reshape(r, n_heads, -1)                # (r, H, d_nope + d_v)
+    d_nope = W_q.shape[-1] - d_kr
+    return p | {
+        "norm1.weight": sd[h + "input_layernorm.weight"],
+        "attn.W_uq": W_q[..., :d_nope].reshape(W_q.shape[0], -1),
+        "attn.W_qr": W_q[..., d_nope:].reshape(W_q.shape[0], -1),
+        "attn.W_dkv": W_kv[:, :r], "attn.W_kr": W_kv[:, r:],
+        "attn.dkv_norm.weight": sd[a + "kv_a_layernorm.weight"],
+        "attn.W_uk": W_b[..., :d_nope].reshape(r, -1),
+        "attn.W_uv": W_b[..., d_nope:].reshape(r, -1),
+        "attn.W_o": sd[a + "o_proj.weight"].T,
+        "norm2.weight": sd[h + "post_attention_layernorm.weight"],
+        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
+        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
+        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
+    }
 # --8<-- [end:hf_names]
 
 
@@ -404,7 +478,8 @@ def _rename(sd, config):
     else:
         params = {"embed.tokens": sd["model.embed_tokens.weight"],
                   "final_norm.weight": sd["model.norm.weight"]}
-        block = _gemma2 if config.arch == "gemma2" else _llama
+        block = {"gemma2": _gemma2, "deepseek_v3": lambda sd, i: _deepseek_v3(
+            sd, i, config.n_heads)}.get(config.arch, _llama)
     for i in range(config.n_layers):
         params |= {f"blocks.{i}.{k}": v for k, v in block(sd, i).items()}
     if not config.tie_embeddings:

@@ -219,15 +219,18 @@ class KVCache:
 # --8<-- [start:cached_attention]
 def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
                      sinks=None, return_weights=False, scale=None,
-                     softcap=None):
+                     softcap=None, expand=None):
     """The new queries q (batch, n_heads, n_new, d_head) attend to the cached
     and the new keys/values k, v (batch, n_kv_heads, n_new, d_head) of
     ``layer``: causal (and window) mask by slot, aligned bottom-right,
     <pad> keys masked. valid (batch, n_new): False on <pad>. window: this
     layer's own window, on top of the cache's; sinks: learned sink logits
-    (n_heads,) (chapter 8); scale, softcap: as for ``attend`` (chapter 9)."""
+    (n_heads,) (chapter 8); scale, softcap, expand: as for ``attend``
+    (chapter 9: MLA caches a latent and expands it here)."""
     n_new = q.shape[-2]
     keys, values, key_positions, key_valid = cache.update(layer, k, v, valid)
+    if expand is not None:  # MLA (chapter 9): the cache holds a latent
+        keys, values = expand(keys, values)
     group = q.shape[-3] // keys.shape[-3]  # query heads per key/value head
     keys = np.repeat(keys, group, axis=-3)      # (batch, n_heads, n_k, d_head)
     values = np.repeat(values, group, axis=-3)  # (batch, n_heads, n_k, d_head)

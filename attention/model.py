@@ -20,6 +20,11 @@ on the right (x @ W, W of shape (d_in, d_out)):
     blocks.{i}.mlp.W_gate, mlp.W_up, mlp.W_down                    llama: SwiGLU
     final_norm.weight               (d_model,)   (+ .bias for gpt2)
     lm_head.W                       (d_model, vocab_size)  only if not tie_embeddings
+
+Chapter 9 adds attn.q_norm.weight, attn.k_norm.weight (QK-norm), post_norm1.weight and
+post_norm2.weight (gemma2), and for deepseek_v3 MLA's attn.W_dq, attn.dq_norm.weight,
+attn.W_uq, attn.W_qr, attn.W_dkv, attn.dkv_norm.weight, attn.W_kr, attn.W_uk, attn.W_uv
+in place of attn.W_q, attn.W_k, attn.W_v (``attention.families.mla``).
 """
 
 # --8<-- [start:imports]
@@ -30,6 +35,7 @@ import numpy as np
 
 from attention.blocks import dropped, gemma2_block, gpt2_block, llama_block
 from attention.families.gemma import gemma_rms_norm
+from attention.families.mla import deepseek_block
 from attention.families.softcap import softcap
 from attention.kv_cache import attend_functions, positions_for
 from attention.long_context.rope_scaling import RopeScaling
@@ -37,7 +43,10 @@ from attention.norms import layer_norm, rms_norm
 # --8<-- [end:imports]
 
 # --8<-- [start:checks]
-ARCHS = ("gpt2", "llama", "gemma2")
+ARCHS = ("gpt2", "llama", "gemma2", "deepseek_v3")
+MLA_SIZES = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+             "v_head_dim")
+MLA_ABSORB = ("decode", "always", "never")
 LAYER_TYPES = ("full", "sliding")
 QK_NORMS = (None, "head", "projection")
 SIZES = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff",
@@ -82,7 +91,8 @@ def _complete_and_check(c):
         raise ValueError(f"ModelConfig: tie_embeddings must be True or "
                          f"False, got {c.tie_embeddings!r}")
     object.__setattr__(c, "tie_embeddings", bool(c.tie_embeddings))
-    if c.head_dim is None and c.d_model % c.n_heads:
+    mla = c.arch == "deepseek_v3"  # its head sizes are its own (chapter 9)
+    if c.head_dim is None and not mla and c.d_model % c.n_heads:
         raise ValueError(f"ModelConfig: d_model = {c.d_model} is not "
                          f"divisible by n_heads = {c.n_heads}")
     if c.n_heads % c.n_kv_heads:
@@ -90,7 +100,7 @@ def _complete_and_check(c):
                          f"divisible by n_kv_heads = {c.n_kv_heads}")
     if c.arch == "gpt2" and c.n_kv_heads != c.n_heads:
         raise ValueError("ModelConfig: gpt2 has n_kv_heads == n_heads")
-    if c.arch != "gpt2" and c.d_head % 2:
+    if c.arch not in ("gpt2", "deepseek_v3") and c.d_head % 2:
         raise ValueError(f"ModelConfig: RoPE needs an even d_head, "
                          f"got {c.d_head}")
     if c.rope_layout not in ("halves", "interleaved"):
@@ -154,6 +164,41 @@ def _check_chapter_9(c):
             if getattr(c, name) is not None]
     if c.arch == "gpt2" and used:
         raise ValueError(f"ModelConfig: gpt2 has none of {used}")
+    _check_mla(c)
+
+
+def _check_mla(c):
+    """MLA's sizes: all set for deepseek_v3, none for the other archs."""
+    names = MLA_SIZES + ("q_lora_rank",)
+    if c.arch != "deepseek_v3":
+        used = [name for name in names if getattr(c, name) is not None]
+        if used:
+            raise ValueError(f"ModelConfig: {used} belong to MLA "
+                             f"(arch='deepseek_v3'), not {c.arch!r}")
+        return
+    for name in names:
+        value = getattr(c, name)
+        if name == "q_lora_rank" and value is None:
+            continue
+        if not _is_int(value) or value < 1:
+            raise ValueError(f"ModelConfig: {name} must be a positive "
+                             f"integer for MLA, got {value!r}")
+        object.__setattr__(c, name, int(value))
+    if c.qk_rope_head_dim % 2:
+        raise ValueError(f"ModelConfig: RoPE needs an even qk_rope_head_dim, "
+                         f"got {c.qk_rope_head_dim}")
+    if c.n_kv_heads != c.n_heads:
+        raise ValueError(f"ModelConfig: MLA expands the latent into every "
+                         f"head: n_kv_heads must equal n_heads = "
+                         f"{c.n_heads}, got {c.n_kv_heads}")
+    if c.mla_absorb not in MLA_ABSORB:
+        raise ValueError(f"ModelConfig: mla_absorb must be one of "
+                         f"{MLA_ABSORB}, got {c.mla_absorb!r}")
+    if (c.head_dim is not None or c.qk_norm is not None or c.attn_sinks
+            or c.attn_bias):
+        raise ValueError("ModelConfig: MLA sets its own head sizes: "
+                         "head_dim, qk_norm, attn_sinks and attn_bias are "
+                         "not for it")
 
 
 def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
@@ -242,6 +287,14 @@ class ModelConfig:
     attn_scale: float | None = None  # multiplies q kᵀ; None: 1 / sqrt(d_head)
     attn_softcap: float | None = None   # caps attention scores (Gemma 2)
     final_softcap: float | None = None  # caps the final logits (Gemma 2)
+    # Chapter 9, arch "deepseek_v3": multi-head latent attention (MLA).
+    q_lora_rank: int | None = None  # low-rank queries' width; None: full
+    kv_lora_rank: int | None = None  # the cached latent's width, r
+    qk_rope_head_dim: int | None = None  # rotated part of q, k (shared k)
+    qk_nope_head_dim: int | None = None  # per-head part of q, k, no RoPE
+    v_head_dim: int | None = None   # each head's value size
+    mla_absorb: str = "decode"      # fold W_uk, W_uv: "decode" (one new
+    #                                 token), "always" or "never"
 
     @property
     def d_head(self) -> int:        # size of one head
@@ -285,13 +338,18 @@ def parameter_shapes(config):
     d, d_q, d_kv = c.d_model, c.n_heads * c.d_head, c.n_kv_heads * c.d_head
     gpt2 = c.arch == "gpt2"
     shapes = {"embed.tokens": (c.vocab_size, d)}
+    if c.arch == "deepseek_v3":
+        attn = _mla_shapes(c)
     if gpt2:
         shapes["embed.positions"] = (c.max_positions, d)
     norm = {"weight": (d,), "bias": (d,)} if gpt2 else {"weight": (d,)}
     for i in range(c.n_layers):
         block = {f"norm1.{k}": s for k, s in norm.items()}
-        block |= {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
-                  "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
+        if c.arch == "deepseek_v3":
+            block |= attn
+        else:
+            block |= {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
+                      "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
         if gpt2 or c.attn_bias:
             block |= {"attn.b_q": (d_q,), "attn.b_k": (d_kv,),
                       "attn.b_v": (d_kv,), "attn.b_o": (d,)}
@@ -317,6 +375,24 @@ def parameter_shapes(config):
     if not c.tie_embeddings:
         shapes["lm_head.W"] = (d, c.vocab_size)
     return shapes
+
+
+def _mla_shapes(c):
+    """MLA's attention parameters (``attention.families.mla``)."""
+    H, d, r = c.n_heads, c.d_model, c.kv_lora_rank
+    d_in = d if c.q_lora_rank is None else c.q_lora_rank  # c_q's width
+    shapes = {}
+    if c.q_lora_rank is not None:
+        shapes |= {"attn.W_dq": (d, c.q_lora_rank),
+                   "attn.dq_norm.weight": (c.q_lora_rank,)}
+    return shapes | {
+        "attn.W_uq": (d_in, H * c.qk_nope_head_dim),
+        "attn.W_qr": (d_in, H * c.qk_rope_head_dim),
+        "attn.W_dkv": (d, r), "attn.dkv_norm.weight": (r,),
+        "attn.W_kr": (d, c.qk_rope_head_dim),
+        "attn.W_uk": (r, H * c.qk_nope_head_dim),
+        "attn.W_uv": (r, H * c.v_head_dim),
+        "attn.W_o": (H * c.v_head_dim, d)}
 # --8<-- [end:parameter_shapes]
 
 
@@ -375,7 +451,8 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     drop = dropout or {}
     x = dropped(x, drop.get("embed"))
     block = {"gpt2": gpt2_block, "llama": llama_block,
-             "gemma2": gemma2_block}[config.arch]
+             "gemma2": gemma2_block,
+             "deepseek_v3": deepseek_block}[config.arch]
     for i in range(config.n_layers):
         kept = None if trace is None else {}
         x = block(x, block_params(params, i), config, positions, trace=kept,
