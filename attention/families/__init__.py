@@ -6,6 +6,10 @@
   scores.
 - ``gemma``: the rest of Gemma 2's block: (1 + weight) RMSNorm, GeGLU (tanh), norms
   before and after each branch.
+- ``costs``: cache bytes per token of MHA, GQA, MQA and MLA, seven published model cards,
+  MLA's FLOPs absorbed and not, the latent cache's bytes.
+
+Soft-capping's backward is ``attention.backward.softcap`` (chapter 6's passes, extended).
 
 Qwen3's and OLMo 2's QK-norm is an option of ``attention.blocks.attention_layer``.
 """
