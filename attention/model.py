@@ -285,6 +285,7 @@ class ModelConfig:
     qk_norm: str | None = None      # RMSNorm of q, k: "head" (Qwen3) or
     #                                 "projection" (OLMo 2); None: none
     attn_scale: float | None = None  # multiplies q kᵀ; None: 1 / sqrt(d_head)
+    #                                  (MLA: 1 / sqrt(qk_nope + qk_rope))
     attn_softcap: float | None = None   # caps attention scores (Gemma 2)
     final_softcap: float | None = None  # caps the final logits (Gemma 2)
     # Chapter 9, arch "deepseek_v3": multi-head latent attention (MLA).

@@ -46,9 +46,10 @@ class ModelCard:
 
 
 # --8<-- [start:published]
-# From each model's released config.json on the Hugging Face Hub: openai-community/gpt2,
-# meta-llama/Llama-3.1-8B, mistralai/Mistral-7B-v0.1, Qwen/Qwen3-8B, google/gemma-2-9b,
-# deepseek-ai/DeepSeek-V3, openai/gpt-oss-20b.
+# From each model's released config.json on the Hugging Face Hub:
+# openai-community/gpt2, meta-llama/Llama-3.1-8B, mistralai/Mistral-7B-v0.1,
+# Qwen/Qwen3-8B, google/gemma-2-9b, deepseek-ai/DeepSeek-V3,
+# openai/gpt-oss-20b.
 PUBLISHED = {
     "GPT-2": ModelCard(12, 12, 12, 64, "learned"),
     "Llama 3.1 8B": ModelCard(32, 32, 8, 128, "RoPE llama3"),

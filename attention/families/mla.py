@@ -135,7 +135,11 @@ def mla_attention(x, p, config, positions, *, absorbed, attend_fn=None,
     else:
         q = np.concatenate([q_nope, q_rope], axis=-1)  # (batch, H, n, d_qk)
         expand, W_o = expand_keys_values(p, H), p["attn.W_o"]
-    score = dict(scale=config.attn_scale, expand=expand)
+    # The scores are q_nope . k_nope + q_rope . k_rope in both forms: scale
+    # by their own size, not by the absorbed query's r + d_rope.
+    scale = config.attn_scale or (config.qk_nope_head_dim
+                                  + config.qk_rope_head_dim) ** -0.5
+    score = dict(scale=scale, expand=expand)
     if attend_fn is None:
         out, weights = attend(q, c_kv, k_rope, **score)
     else:

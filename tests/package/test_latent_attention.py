@@ -172,8 +172,15 @@ def test_inconsistent_mla_sizes_are_named(kw, match):
         ModelConfig(**(MLA | kw))
 
 
-def test_random_mla_parameters_run_with_low_rank_queries():
-    config = ModelConfig(**(MLA | dict(q_lora_rank=3)))
-    params = init_params(config, np.random.default_rng(0))
+def test_without_attn_scale_both_forms_scale_by_the_score_size():
+    config = ModelConfig(**(MLA | dict(q_lora_rank=3, kv_lora_rank=9)))
+    params = init_params(config, np.random.default_rng(0), std=0.5)
     assert params["blocks.0.attn.W_dq"].shape == (8, 3)
-    assert forward(params, config, np.arange(5)).shape == (5, 11)
+    ids = np.arange(7)
+    never = forward(params, dataclasses.replace(config, mla_absorb="never"),
+                    ids)
+    scaled = dataclasses.replace(config, mla_absorb="never",
+                                 attn_scale=(2 + 2) ** -0.5)
+    assert relative(forward(params, scaled, ids), never) <= 1e-15
+    always = dataclasses.replace(config, mla_absorb="always")
+    assert relative(forward(params, always, ids), never) <= 1e-12
