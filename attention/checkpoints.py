@@ -1,5 +1,8 @@
 """Hugging Face GPT-2 and Llama weights -> this package's parameter dict (NumPy only).
 
+Chapter 8 adds Mistral and Ministral, chapter 9 Qwen3, Gemma 2 and DeepSeek-V3 (dense
+layers), each a row of ``FAMILIES`` (and, where its names differ, a block reader).
+
 ``from_hf_state_dict`` takes a state dict whose values are already NumPy arrays (for
 example ``{k: v.numpy() for k, v in model.state_dict().items()}``) and renames, splits and
 transposes them; ``config_from_hf`` reads a Hugging Face configuration object by its
@@ -339,8 +342,10 @@ def _llama(sd, i):
         "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
         "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
     }
+# --8<-- [end:hf_names]
 
 
+# --8<-- [start:hf_names_ch09]
 def _gemma2(sd, i):
     """Block i of Gemma 2: Llama's names, plus a norm after each branch
     and one before the MLP (chapter 9). Gains stay offsets from one."""
@@ -374,7 +379,7 @@ def _deepseek_v3(sd, i, n_heads):
     else:
         W_q = sd[a + "q_proj.weight"].T
     d_kr = sd[a + "kv_a_proj_with_mqa.weight"].shape[0] - r  # d_rope
-    W_q = W_q.reshape(W_q.shape[0], n_heads, -1)     # (d_in, H, d_nope + d_rope)
+    W_q = W_q.reshape(W_q.shape[0], n_heads, -1)  # (d_in, H, d_nope + d_rope)
     W_kv = sd[a + "kv_a_proj_with_mqa.weight"].T     # (d_model, r + d_rope)
     W_b = sd[a + "kv_b_proj.weight"].T               # (r, H * (d_nope + d_v))
     W_b = W_b.reshape(r, n_heads, -1)                # (r, H, d_nope + d_v)
@@ -393,7 +398,7 @@ def _deepseek_v3(sd, i, n_heads):
         "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
         "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
     }
-# --8<-- [end:hf_names]
+# --8<-- [end:hf_names_ch09]
 
 
 # --8<-- [start:from_hf_state_dict]
@@ -478,8 +483,12 @@ def _rename(sd, config):
     else:
         params = {"embed.tokens": sd["model.embed_tokens.weight"],
                   "final_norm.weight": sd["model.norm.weight"]}
-        block = {"gemma2": _gemma2, "deepseek_v3": lambda sd, i: _deepseek_v3(
-            sd, i, config.n_heads)}.get(config.arch, _llama)
+        block = _llama
+    if config.arch == "gemma2":  # chapter 9's families
+        block = _gemma2
+    elif config.arch == "deepseek_v3":
+        def block(sd, i):
+            return _deepseek_v3(sd, i, config.n_heads)
     for i in range(config.n_layers):
         params |= {f"blocks.{i}.{k}": v for k, v in block(sd, i).items()}
     if not config.tie_embeddings:

@@ -11,7 +11,8 @@ import numpy as np
 
 from attention import softmax
 from attention.model import ModelConfig
-from attention.practice.ch09 import (check_absorb_key, check_capped_softmax_grad,
+from attention.practice.ch09 import (check_absorb_key,
+                                     check_capped_softmax_grad,
                                      check_latent_cache_bytes)
 # --8<-- [end:imports]
 
