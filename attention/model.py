@@ -261,7 +261,7 @@ def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
 # --8<-- [start:config]
 @dataclass(frozen=True)
 class ModelConfig:
-    arch: str = "gpt2"              # gpt2, llama, gemma2, deepseek_v3: the block
+    arch: str = "gpt2"              # gpt2, llama, gemma2 or deepseek_v3
     vocab_size: int = 50257         # number of distinct token ids
     d_model: int = 768              # width of the residual stream
     n_layers: int = 12              # number of blocks
