@@ -37,6 +37,9 @@ Chapter 7, train a GPT on this course (see attention.gpt)
                       and cosine, clipping, dropout, the training run, checkpoints
 Chapter 8, long contexts (see attention.long_context)
     long_context      RoPE scaling rules, ALiBi, learned sinks, windowed cache sizes
+Chapter 9, smaller caches, steadier logits (see attention.families)
+    families          multi-head latent attention and its absorbed form (DeepSeek-V3),
+                      soft-capping and Gemma 2's block, the model-card table
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.

@@ -15,6 +15,8 @@ values back in that dict (for backward passes, chapter 6).
 # --8<-- [start:imports]
 import numpy as np
 
+from attention.families.softcap import capped_attention
+from attention.families.gemma import geglu, gemma_rms_norm
 from attention.feed_forward import mlp, swiglu
 from attention.multi_head import merge_heads, split_heads
 from attention.norms import layer_norm, rms_norm
@@ -44,27 +46,46 @@ def dropped(x, mask):
 
 
 # --8<-- [start:attend]
-def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None):
+def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None,
+           scale=None, softcap=None, expand=None):
     """The one call to attention in every block.
 
     q: (batch, n_heads, n_q, d_head); k, v: (batch, n_kv_heads, n_k, d_head).
     Each key/value head serves n_heads // n_kv_heads query heads (GQA).
     sinks: one learned sink logit per head (n_heads,), gpt-oss (chapter 8).
     dropout: a mask shaped like the weights, applied to them (training).
+    scale: multiplies q kᵀ (None: 1/√d_head); softcap: caps the scaled
+    scores at +-softcap with tanh, Gemma 2 (chapter 9); expand(k, v): the
+    keys and values attention reads, from what is passed (MLA's latent).
     Returns (output (batch, n_heads, n_q, d_head), weights (..., n_q, n_k)).
     """
+    if expand is not None:  # MLA (chapter 9): keys and values from a latent
+        k, v = expand(k, v)
     group = q.shape[-3] // k.shape[-3]
     k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
     v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
-    if sinks is not None:
-        out, weights = sink_attention(q, k, v, sinks, mask=mask,
-                                      causal=causal, return_weights=True)
-    else:
-        out, weights = attention(q, k, v, mask=mask, causal=causal,
-                                 return_weights=True)
+    out, weights = _scores_to_output(q, k, v, mask=mask, causal=causal,
+                                     sinks=sinks, scale=scale,
+                                     softcap=softcap)
     if dropout is not None:  # the values mixed by the dropped-out weights
         out = dropped(weights, dropout) @ v
     return out, weights
+
+
+def _scores_to_output(q, k, v, *, mask, causal, sinks, scale, softcap):
+    """Plain, sink (chapter 8) or soft-capped (chapter 9) attention."""
+    if sinks is not None and softcap is not None:
+        raise ValueError("attend: learned sinks and a softcap together are "
+                         "not implemented (no model family uses both)")
+    if sinks is not None:
+        return sink_attention(q, k, v, sinks, mask=mask, causal=causal,
+                              scale=scale, return_weights=True)
+    if softcap is not None:
+        return capped_attention(q, k, v, cap=softcap, mask=mask,
+                                causal=causal, scale=scale,
+                                return_weights=True)
+    return attention(q, k, v, mask=mask, causal=causal, scale=scale,
+                     return_weights=True)
 # --8<-- [end:attend]
 
 
@@ -72,7 +93,8 @@ def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None):
 def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
                     mask=None, positions=None, rope_base=None,
                     rope_layout="halves", rope_scaling=None, trace=None,
-                    attend_fn=None, dropout=None):
+                    attend_fn=None, dropout=None, qk_norm=None, norm_eps=1e-6,
+                    scale=None, softcap=None):
     """Project, split into heads, (rotate), attend, merge, project back.
 
     x: (batch, n, d_model). p holds attn.W_q, attn.W_k, attn.W_v, attn.W_o
@@ -82,14 +104,25 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
     attend_fn(q, k, v, sinks) -> (output, weights) replaces ``attend`` (and
     its causal and mask): a KV cache goes there (``attention.kv_cache``).
     dropout: a mask for the attention weights (``attend``; training).
+    Chapter 9: qk_norm "head" RMS-normalises each head's query and key
+    (Qwen3: attn.q_norm.weight, attn.k_norm.weight of shape (d_head,)),
+    "projection" the whole projections (OLMo 2: (n_heads * d_head,) and
+    (n_kv_heads * d_head,)), before RoPE, with norm_eps; scale, softcap: as
+    for ``attend`` (Gemma 2).
     """
     n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
     q = _linear(x, p["attn.W_q"], p.get("attn.b_q"))
     k = _linear(x, p["attn.W_k"], p.get("attn.b_k"))
     v = _linear(x, p["attn.W_v"], p.get("attn.b_v"))
+    if qk_norm == "projection":  # OLMo 2: over all heads at once
+        q = rms_norm(q, p["attn.q_norm.weight"], eps=norm_eps)
+        k = rms_norm(k, p["attn.k_norm.weight"], eps=norm_eps)
     q = split_heads(q, n_heads)     # (batch, n_heads, n, d_head)
     k = split_heads(k, n_kv_heads)  # (batch, n_kv_heads, n, d_head)
     v = split_heads(v, n_kv_heads)  # (batch, n_kv_heads, n, d_head)
+    if qk_norm == "head":  # Qwen3: each head's d_head features on their own
+        q = rms_norm(q, p["attn.q_norm.weight"], eps=norm_eps)
+        k = rms_norm(k, p["attn.k_norm.weight"], eps=norm_eps)
     if rope_base is not None:
         positions = np.asarray(positions)
         if positions.ndim == 2:  # (batch, n): one row of positions per sequence
@@ -97,11 +130,14 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
         rotate = dict(base=rope_base, layout=rope_layout, scaling=rope_scaling)
         q, k = rope(q, positions, **rotate), rope(k, positions, **rotate)
     sinks = p.get("attn.sinks")  # (n_heads,) or None
+    score = {name: value for name, value in (("scale", scale),
+                                             ("softcap", softcap))
+             if value is not None}  # chapter 9's settings, where set
     if attend_fn is None:
         out, weights = attend(q, k, v, causal=causal, mask=mask, sinks=sinks,
-                              dropout=dropout)
+                              dropout=dropout, **score)
     else:
-        out, weights = attend_fn(q, k, v, sinks)
+        out, weights = attend_fn(q, k, v, sinks, **score)
     heads = merge_heads(out)        # (batch, n, n_heads * d_head)
     _record(trace, q=q, k=k, v=v, weights=weights, heads=heads)
     return _linear(heads, p["attn.W_o"], p.get("attn.b_o"))
@@ -166,7 +202,8 @@ def llama_block(x, p, config, positions, *, trace=None, attend_fn=None,
                 dropout=None):
     """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
 
-    No biases (chapter 8's ``attn_bias`` adds them to attention).
+    No biases (chapter 8's ``attn_bias`` adds them to attention; chapter 9's
+    ``qk_norm`` normalises queries and keys, Qwen3).
     x: (batch, n, d_model); positions: (n,) or (batch, n) integers, the
     absolute positions of the tokens (what RoPE rotates by).
     attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
@@ -174,15 +211,53 @@ def llama_block(x, p, config, positions, *, trace=None, attend_fn=None,
     """
     eps, drop = config.norm_eps, dropout or {}
     h = rms_norm(x, p["norm1.weight"], eps=eps)
-    x_mid = x + dropped(attention_layer(
-        h, p, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
-        positions=positions, rope_base=config.rope_base,
-        rope_layout=config.rope_layout, rope_scaling=config.rope_scaling,
-        trace=trace, attend_fn=attend_fn,
-        dropout=drop.get("attn.weights")), drop.get("attn.out"))
+    x_mid = x + dropped(rope_attention(h, p, config, positions, trace=trace,
+                                       attend_fn=attend_fn,
+                                       dropout=drop.get("attn.weights")),
+                        drop.get("attn.out"))
     h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
     out = x_mid + dropped(swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"],
                                  p["mlp.W_down"]), drop.get("mlp.out"))
     _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
     return out
 # --8<-- [end:llama_block]
+
+
+# --8<-- [start:rope_attention]
+def rope_attention(h, p, config, positions, *, trace=None, attend_fn=None,
+                   dropout=None):
+    """The attention branch of the RoPE families (Llama, Qwen3, Gemma 2),
+    every setting read from config."""
+    return attention_layer(
+        h, p, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
+        positions=positions, rope_base=config.rope_base,
+        rope_layout=config.rope_layout, rope_scaling=config.rope_scaling,
+        trace=trace, attend_fn=attend_fn, dropout=dropout,
+        qk_norm=config.qk_norm, norm_eps=config.norm_eps,
+        scale=config.attn_scale, softcap=config.attn_softcap)
+# --8<-- [end:rope_attention]
+
+
+# --8<-- [start:gemma2_block]
+def gemma2_block(x, p, config, positions, *, trace=None, attend_fn=None,
+                 dropout=None):
+    """Gemma 2's decoder block: each branch normalised before and after,
+    (1 + weight) RMSNorms, GeGLU (``attention.families.gemma``).
+
+    x: (batch, n, d_model); positions, attend_fn, dropout as for
+    ``llama_block``. The norms: norm1 and post_norm1 around attention,
+    norm2 and post_norm2 around the MLP.
+    """
+    eps, drop = config.norm_eps, dropout or {}
+    h = gemma_rms_norm(x, p["norm1.weight"], eps=eps)
+    a = rope_attention(h, p, config, positions, trace=trace,
+                       attend_fn=attend_fn, dropout=drop.get("attn.weights"))
+    x_mid = x + dropped(gemma_rms_norm(a, p["post_norm1.weight"], eps=eps),
+                        drop.get("attn.out"))
+    h2 = gemma_rms_norm(x_mid, p["norm2.weight"], eps=eps)
+    m = geglu(h2, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
+    out = x_mid + dropped(gemma_rms_norm(m, p["post_norm2.weight"], eps=eps),
+                          drop.get("mlp.out"))
+    _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
+    return out
+# --8<-- [end:gemma2_block]

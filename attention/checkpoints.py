@@ -1,5 +1,8 @@
 """Hugging Face GPT-2 and Llama weights -> this package's parameter dict (NumPy only).
 
+Chapter 8 adds Mistral and Ministral, chapter 9 Qwen3, Gemma 2 and DeepSeek-V3 (dense
+layers), each a row of ``FAMILIES`` (and, where its names differ, a block reader).
+
 ``from_hf_state_dict`` takes a state dict whose values are already NumPy arrays (for
 example ``{k: v.numpy() for k, v in model.state_dict().items()}``) and renames, splits and
 transposes them; ``config_from_hf`` reads a Hugging Face configuration object by its
@@ -16,6 +19,7 @@ What changes on the way:
 
 # --8<-- [start:imports]
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +42,8 @@ class Family:
     #                  function of (value, config) giving its value or values)
     accepted: dict   # HF field -> the values implemented (or a test of config)
     inert: frozenset  # fields that do not change the logits in eval mode
+    fixed: dict = dataclasses.field(default_factory=dict)  # ModelConfig
+    #                  fields every model of the family has (chapter 9)
 
 
 # Fields every PretrainedConfig has. None changes what forward computes:
@@ -118,6 +124,74 @@ FAMILIES["mistral"] = dataclasses.replace(FAMILIES["llama"],
 FAMILIES["ministral"] = dataclasses.replace(
     FAMILIES["llama"], read=_MISTRAL_READ | {
         "layer_types": ("layer_types", _layer_types)})
+# Chapter 9: Qwen3 is Llama with RMSNorm on each head's query and key, and a
+# head size of its own; its sliding window is refused (no test covers it).
+FAMILIES["qwen3"] = dataclasses.replace(
+    FAMILIES["llama"],
+    read=FAMILIES["llama"].read | {"head_dim": "head_dim"},
+    accepted={"hidden_act": ("silu",), "use_sliding_window": (False,),
+              "layer_types": lambda c: set(c.layer_types) <= {
+                  "full_attention"}},
+    # without use_sliding_window HF sets no window (sliding_window None)
+    inert=frozenset({"attention_dropout", "sliding_window",
+                     "max_window_layers"}),
+    fixed={"qk_norm": "head"})
+FAMILIES["gemma2"] = Family(
+    arch="gemma2",
+    read={"vocab_size": "vocab_size", "hidden_size": "d_model",
+          "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads",
+          "num_key_value_heads": "n_kv_heads", "head_dim": "head_dim",
+          "intermediate_size": "d_ff",
+          "max_position_embeddings": "max_positions",
+          "rms_norm_eps": "norm_eps", "tie_word_embeddings": "tie_embeddings",
+          "rope_parameters": (("rope_base", "rope_scaling"), _rope),
+          "query_pre_attn_scalar": ("attn_scale", lambda s, c: s ** -0.5),
+          "attn_logit_softcapping": "attn_softcap",
+          "final_logit_softcapping": "final_softcap",
+          "sliding_window": "sliding_window",
+          "layer_types": ("layer_types", _layer_types)},
+    accepted={"hidden_activation": ("gelu_pytorch_tanh",),
+              "attention_bias": (False,),
+              "use_bidirectional_attention": (None, False)},
+    inert=frozenset({"attention_dropout"}))
+
+
+def _mla_scale(rope, c):
+    """DeepSeek-V3's softmax scale: 1/sqrt(d_nope + d_rope), times YaRN's
+    mscale(factor, mscale_all_dim) squared where that is set."""
+    scale = (c.qk_nope_head_dim + c.qk_rope_head_dim) ** -0.5
+    rope = rope or {}
+    all_dim = rope.get("mscale_all_dim") or 0
+    factor = rope.get("factor", 1.0)
+    if rope.get("rope_type", "default") != "default" and all_dim and factor > 1:
+        mscale = 0.1 * all_dim * math.log(factor) + 1.0
+        scale = scale * mscale * mscale
+    return scale
+
+
+FAMILIES["deepseek_v3"] = Family(
+    arch="deepseek_v3",
+    read={k: v for k, v in FAMILIES["llama"].read.items()
+          if k != "attention_bias"} | {
+        "rope_parameters": (("rope_base", "rope_scaling", "attn_scale"),
+                            lambda r, c: (*_rope(r, c), _mla_scale(r, c))),
+        "rope_interleave": ("rope_layout", lambda i, c: (
+            "interleaved" if i else "halves")),
+        "q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank",
+        "qk_rope_head_dim": "qk_rope_head_dim",
+        "qk_nope_head_dim": "qk_nope_head_dim", "v_head_dim": "v_head_dim"},
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,),
+              # dense layers only: no mixture of experts
+              "first_k_dense_replace": lambda c: (
+                  c.first_k_dense_replace is not None
+                  and c.first_k_dense_replace >= c.num_hidden_layers),
+              "num_mtp_layers": (0,),  # multi-token prediction: not built
+              "output_router_logits": (False,)},
+    # the experts' settings, unused with dense layers only; dropout
+    inert=frozenset({"moe_intermediate_size", "n_shared_experts",
+                     "n_routed_experts", "routed_scaling_factor", "n_group",
+                     "topk_group", "num_experts_per_tok", "norm_topk_prob",
+                     "attention_dropout", "pretraining_tp"}))
 
 
 def config_from_hf(hf_config):
@@ -135,6 +209,7 @@ def config_from_hf(hf_config):
                          f"{sorted(FAMILIES)}")
     _refuse_unimplemented(c, family)
     fields = {"arch": family.arch}
+    fields |= family.fixed
     for hf_name, ours in family.read.items():
         value = getattr(c, hf_name)
         if isinstance(ours, tuple):  # (our field or fields, conversion)
@@ -144,7 +219,7 @@ def config_from_hf(hf_config):
             fields.update(zip(ours, value))
         else:
             fields[ours] = value
-    if family.arch == "llama":
+    if family.arch not in ("gpt2", "deepseek_v3"):  # DeepSeek reads its own
         fields["rope_layout"] = "halves"  # Hugging Face's rotate_half
     return ModelConfig(**fields)
 # --8<-- [end:config_from_hf]
@@ -253,6 +328,9 @@ def _llama(sd, i):
              for x in "qkvo" if f"{h}self_attn.{x}_proj.bias" in sd}
     if h + "self_attn.sinks" in sd:
         extra["attn.sinks"] = sd[h + "self_attn.sinks"]
+    for x in "qk":  # Qwen3's QK-norm (chapter 9)
+        if f"{h}self_attn.{x}_norm.weight" in sd:
+            extra[f"attn.{x}_norm.weight"] = sd[f"{h}self_attn.{x}_norm.weight"]
     return extra | {
         "norm1.weight": sd[h + "input_layernorm.weight"],
         "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
@@ -265,6 +343,62 @@ def _llama(sd, i):
         "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
     }
 # --8<-- [end:hf_names]
+
+
+# --8<-- [start:hf_names_ch09]
+def _gemma2(sd, i):
+    """Block i of Gemma 2: Llama's names, plus a norm after each branch
+    and one before the MLP (chapter 9). Gains stay offsets from one."""
+    h = f"model.layers.{i}."
+    return {
+        "norm1.weight": sd[h + "input_layernorm.weight"],
+        "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
+        "attn.W_k": sd[h + "self_attn.k_proj.weight"].T,
+        "attn.W_v": sd[h + "self_attn.v_proj.weight"].T,
+        "attn.W_o": sd[h + "self_attn.o_proj.weight"].T,
+        "post_norm1.weight": sd[h + "post_attention_layernorm.weight"],
+        "norm2.weight": sd[h + "pre_feedforward_layernorm.weight"],
+        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
+        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
+        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
+        "post_norm2.weight": sd[h + "post_feedforward_layernorm.weight"],
+    }
+
+
+def _deepseek_v3(sd, i, n_heads):
+    """Block i of DeepSeek-V3 (dense): Hugging Face packs W_uq with W_qr
+    (q_b_proj or q_proj), W_dkv with W_kr (kv_a_proj_with_mqa) and W_uk with
+    W_uv (kv_b_proj), head by head; unpack them (chapter 9)."""
+    h, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
+    r = sd[a + "kv_a_layernorm.weight"].shape[0]
+    p = {}
+    if a + "q_a_proj.weight" in sd:  # low-rank queries
+        p["attn.W_dq"] = sd[a + "q_a_proj.weight"].T
+        p["attn.dq_norm.weight"] = sd[a + "q_a_layernorm.weight"]
+        W_q = sd[a + "q_b_proj.weight"].T
+    else:
+        W_q = sd[a + "q_proj.weight"].T
+    d_kr = sd[a + "kv_a_proj_with_mqa.weight"].shape[0] - r  # d_rope
+    W_q = W_q.reshape(W_q.shape[0], n_heads, -1)  # (d_in, H, d_nope + d_rope)
+    W_kv = sd[a + "kv_a_proj_with_mqa.weight"].T     # (d_model, r + d_rope)
+    W_b = sd[a + "kv_b_proj.weight"].T               # (r, H * (d_nope + d_v))
+    W_b = W_b.reshape(r, n_heads, -1)                # (r, H, d_nope + d_v)
+    d_nope = W_q.shape[-1] - d_kr
+    return p | {
+        "norm1.weight": sd[h + "input_layernorm.weight"],
+        "attn.W_uq": W_q[..., :d_nope].reshape(W_q.shape[0], -1),
+        "attn.W_qr": W_q[..., d_nope:].reshape(W_q.shape[0], -1),
+        "attn.W_dkv": W_kv[:, :r], "attn.W_kr": W_kv[:, r:],
+        "attn.dkv_norm.weight": sd[a + "kv_a_layernorm.weight"],
+        "attn.W_uk": W_b[..., :d_nope].reshape(r, -1),
+        "attn.W_uv": W_b[..., d_nope:].reshape(r, -1),
+        "attn.W_o": sd[a + "o_proj.weight"].T,
+        "norm2.weight": sd[h + "post_attention_layernorm.weight"],
+        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
+        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
+        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
+    }
+# --8<-- [end:hf_names_ch09]
 
 
 # --8<-- [start:from_hf_state_dict]
@@ -350,6 +484,11 @@ def _rename(sd, config):
         params = {"embed.tokens": sd["model.embed_tokens.weight"],
                   "final_norm.weight": sd["model.norm.weight"]}
         block = _llama
+    if config.arch == "gemma2":  # chapter 9's families
+        block = _gemma2
+    elif config.arch == "deepseek_v3":
+        def block(sd, i):
+            return _deepseek_v3(sd, i, config.n_heads)
     for i in range(config.n_layers):
         params |= {f"blocks.{i}.{k}": v for k, v in block(sd, i).items()}
     if not config.tie_embeddings:

@@ -20,8 +20,7 @@ of a left-padded batch included). ``valid`` marks which slots hold real tokens.
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.blocks import attend
-from attention.long_context.sinks import sink_attention
+from attention.blocks import _scores_to_output, attend
 from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
 
@@ -219,15 +218,19 @@ class KVCache:
 
 # --8<-- [start:cached_attention]
 def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
-                     sinks=None, return_weights=False):
+                     sinks=None, return_weights=False, scale=None,
+                     softcap=None, expand=None):
     """The new queries q (batch, n_heads, n_new, d_head) attend to the cached
     and the new keys/values k, v (batch, n_kv_heads, n_new, d_head) of
     ``layer``: causal (and window) mask by slot, aligned bottom-right,
     <pad> keys masked. valid (batch, n_new): False on <pad>. window: this
     layer's own window, on top of the cache's; sinks: learned sink logits
-    (n_heads,) (chapter 8)."""
+    (n_heads,) (chapter 8); scale, softcap, expand: as for ``attend``
+    (chapter 9: MLA caches a latent and expands it here)."""
     n_new = q.shape[-2]
     keys, values, key_positions, key_valid = cache.update(layer, k, v, valid)
+    if expand is not None:  # MLA (chapter 9): the cache holds a latent
+        keys, values = expand(keys, values)
     group = q.shape[-3] // keys.shape[-3]  # query heads per key/value head
     keys = np.repeat(keys, group, axis=-3)      # (batch, n_heads, n_k, d_head)
     values = np.repeat(values, group, axis=-3)  # (batch, n_heads, n_k, d_head)
@@ -237,10 +240,13 @@ def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
     if window is not None:  # a layer's window (alternating layers)
         allowed &= window_mask(query_positions, key_positions, window=window)
     mask = allowed & key_valid[:, None, None, :]  # (batch, 1, n_new, n_k)
-    if sinks is not None:
-        return sink_attention(q, keys, values, sinks, mask=mask,
-                              return_weights=return_weights)
-    return attention(q, keys, values, mask=mask, return_weights=return_weights)
+    if sinks is not None or softcap is not None:  # chapters 8 and 9
+        out, weights = _scores_to_output(q, keys, values, mask=mask,
+                                         causal=False, sinks=sinks,
+                                         scale=scale, softcap=softcap)
+        return (out, weights) if return_weights else out
+    return attention(q, keys, values, mask=mask, scale=scale,
+                     return_weights=return_weights)
 # --8<-- [end:cached_attention]
 
 
@@ -257,9 +263,9 @@ def attend_functions(n_layers, n, *, cache=None, valid=None, window=None,
     """
     layer_windows = layer_windows or [None] * n_layers
     if cache is not None:
-        return [lambda q, k, v, sinks, i=i: cached_attention(
+        return [lambda q, k, v, sinks, i=i, **score: cached_attention(
                     q, k, v, cache, i, valid=valid, window=layer_windows[i],
-                    sinks=sinks, return_weights=True)
+                    sinks=sinks, return_weights=True, **score)
                 for i in range(n_layers)]
     if valid is None and window is None and not any(layer_windows):
         return [None] * n_layers
@@ -270,8 +276,8 @@ def attend_functions(n_layers, n, *, cache=None, valid=None, window=None,
 
     def masked(w):  # this layer's attention: the mask, and its own window
         m = mask if w is None else mask & window_mask(slots, slots, window=w)
-        return lambda q, k, v, sinks: attend(q, k, v, causal=False, mask=m,
-                                             sinks=sinks)
+        return lambda q, k, v, sinks, **score: attend(
+            q, k, v, causal=False, mask=m, sinks=sinks, **score)
     return [masked(w) for w in layer_windows]
 
 

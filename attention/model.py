@@ -20,22 +20,35 @@ on the right (x @ W, W of shape (d_in, d_out)):
     blocks.{i}.mlp.W_gate, mlp.W_up, mlp.W_down                    llama: SwiGLU
     final_norm.weight               (d_model,)   (+ .bias for gpt2)
     lm_head.W                       (d_model, vocab_size)  only if not tie_embeddings
+
+Chapter 9 adds attn.q_norm.weight, attn.k_norm.weight (QK-norm), post_norm1.weight and
+post_norm2.weight (gemma2), and for deepseek_v3 MLA's attn.W_dq, attn.dq_norm.weight,
+attn.W_uq, attn.W_qr, attn.W_dkv, attn.dkv_norm.weight, attn.W_kr, attn.W_uk, attn.W_uv
+in place of attn.W_q, attn.W_k, attn.W_v (``attention.families.mla``).
 """
 
 # --8<-- [start:imports]
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from attention.blocks import dropped, gpt2_block, llama_block
+from attention.blocks import dropped, gemma2_block, gpt2_block, llama_block
+from attention.families.gemma import gemma_rms_norm
+from attention.families.mla import deepseek_block
+from attention.families.softcap import softcap
 from attention.kv_cache import attend_functions, positions_for
 from attention.long_context.rope_scaling import RopeScaling
 from attention.norms import layer_norm, rms_norm
 # --8<-- [end:imports]
 
 # --8<-- [start:checks]
-ARCHS = ("gpt2", "llama")
+ARCHS = ("gpt2", "llama", "gemma2", "deepseek_v3")
+MLA_SIZES = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+             "v_head_dim")
+MLA_ABSORB = ("decode", "always", "never")
 LAYER_TYPES = ("full", "sliding")
+QK_NORMS = (None, "head", "projection")
 SIZES = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff",
          "max_positions")
 
@@ -78,7 +91,8 @@ def _complete_and_check(c):
         raise ValueError(f"ModelConfig: tie_embeddings must be True or "
                          f"False, got {c.tie_embeddings!r}")
     object.__setattr__(c, "tie_embeddings", bool(c.tie_embeddings))
-    if c.d_model % c.n_heads:
+    mla = c.arch == "deepseek_v3"  # its head sizes are its own (chapter 9)
+    if c.head_dim is None and not mla and c.d_model % c.n_heads:
         raise ValueError(f"ModelConfig: d_model = {c.d_model} is not "
                          f"divisible by n_heads = {c.n_heads}")
     if c.n_heads % c.n_kv_heads:
@@ -86,13 +100,14 @@ def _complete_and_check(c):
                          f"divisible by n_kv_heads = {c.n_kv_heads}")
     if c.arch == "gpt2" and c.n_kv_heads != c.n_heads:
         raise ValueError("ModelConfig: gpt2 has n_kv_heads == n_heads")
-    if c.arch == "llama" and c.d_head % 2:
+    if c.arch not in ("gpt2", "deepseek_v3") and c.d_head % 2:
         raise ValueError(f"ModelConfig: RoPE needs an even d_head, "
                          f"got {c.d_head}")
     if c.rope_layout not in ("halves", "interleaved"):
         raise ValueError("ModelConfig: rope_layout must be 'halves' or "
                          f"'interleaved', got {c.rope_layout!r}")
     _check_long_context(c)
+    _check_chapter_9(c)
 
 
 def _check_long_context(c):
@@ -124,6 +139,66 @@ def _check_long_context(c):
         if not isinstance(getattr(c, name), (bool, np.bool_)):
             raise ValueError(f"ModelConfig: {name} must be True or False, "
                              f"got {getattr(c, name)!r}")
+
+
+def _check_chapter_9(c):
+    """Chapter 9's fields: head size, QK-norm, attention scale and caps."""
+    if c.head_dim is not None:
+        if not _is_int(c.head_dim) or c.head_dim < 1:
+            raise ValueError(f"ModelConfig: head_dim must be a positive "
+                             f"integer or None, got {c.head_dim!r}")
+        object.__setattr__(c, "head_dim", int(c.head_dim))
+    if c.qk_norm not in QK_NORMS:
+        raise ValueError(f"ModelConfig: qk_norm must be one of {QK_NORMS}, "
+                         f"got {c.qk_norm!r}")
+    for name in ("attn_scale", "attn_softcap", "final_softcap"):
+        value = getattr(c, name)
+        if value is None:
+            continue
+        if not _is_real(value) or not 0 < value < np.inf:
+            raise ValueError(f"ModelConfig: {name} must be a positive finite "
+                             f"number or None, got {value!r}")
+        object.__setattr__(c, name, float(value))
+    used = [name for name in ("head_dim", "qk_norm", "attn_scale",
+                              "attn_softcap", "final_softcap")
+            if getattr(c, name) is not None]
+    if c.arch == "gpt2" and used:
+        raise ValueError(f"ModelConfig: gpt2 has none of {used}")
+    _check_mla(c)
+
+
+def _check_mla(c):
+    """MLA's sizes: all set for deepseek_v3, none for the other archs."""
+    names = MLA_SIZES + ("q_lora_rank",)
+    if c.arch != "deepseek_v3":
+        used = [name for name in names if getattr(c, name) is not None]
+        if used:
+            raise ValueError(f"ModelConfig: {used} belong to MLA "
+                             f"(arch='deepseek_v3'), not {c.arch!r}")
+        return
+    for name in names:
+        value = getattr(c, name)
+        if name == "q_lora_rank" and value is None:
+            continue
+        if not _is_int(value) or value < 1:
+            raise ValueError(f"ModelConfig: {name} must be a positive "
+                             f"integer for MLA, got {value!r}")
+        object.__setattr__(c, name, int(value))
+    if c.qk_rope_head_dim % 2:
+        raise ValueError(f"ModelConfig: RoPE needs an even qk_rope_head_dim, "
+                         f"got {c.qk_rope_head_dim}")
+    if c.n_kv_heads != c.n_heads:
+        raise ValueError(f"ModelConfig: MLA expands the latent into every "
+                         f"head: n_kv_heads must equal n_heads = "
+                         f"{c.n_heads}, got {c.n_kv_heads}")
+    if c.mla_absorb not in MLA_ABSORB:
+        raise ValueError(f"ModelConfig: mla_absorb must be one of "
+                         f"{MLA_ABSORB}, got {c.mla_absorb!r}")
+    if (c.head_dim is not None or c.qk_norm is not None or c.attn_sinks
+            or c.attn_bias):
+        raise ValueError("ModelConfig: MLA sets its own head sizes: "
+                         "head_dim, qk_norm, attn_sinks and attn_bias are "
+                         "not for it")
 
 
 def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
@@ -186,7 +261,7 @@ def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
 # --8<-- [start:config]
 @dataclass(frozen=True)
 class ModelConfig:
-    arch: str = "gpt2"              # "gpt2" or "llama": the block and its parts
+    arch: str = "gpt2"              # gpt2, llama, gemma2 or deepseek_v3
     vocab_size: int = 50257         # number of distinct token ids
     d_model: int = 768              # width of the residual stream
     n_layers: int = 12              # number of blocks
@@ -205,10 +280,26 @@ class ModelConfig:
     #                                    all sliding if sliding_window is set
     attn_bias: bool = False         # biases on W_q, W_k, W_v, W_o (gpt-oss)
     attn_sinks: bool = False        # a learned sink logit per head (gpt-oss)
+    # Chapter 9 (not gpt2): Qwen3 and Gemma 2.
+    head_dim: int | None = None     # d_head; None: d_model // n_heads
+    qk_norm: str | None = None      # RMSNorm of q, k: "head" (Qwen3) or
+    #                                 "projection" (OLMo 2); None: none
+    attn_scale: float | None = None  # multiplies q kᵀ; None: 1 / sqrt(d_head)
+    #                                  (MLA: 1 / sqrt(qk_nope + qk_rope))
+    attn_softcap: float | None = None   # caps attention scores (Gemma 2)
+    final_softcap: float | None = None  # caps the final logits (Gemma 2)
+    # Chapter 9, arch "deepseek_v3": multi-head latent attention (MLA).
+    q_lora_rank: int | None = None  # low-rank queries' width; None: full
+    kv_lora_rank: int | None = None  # the cached latent's width, r
+    qk_rope_head_dim: int | None = None  # rotated part of q, k (shared k)
+    qk_nope_head_dim: int | None = None  # per-head part of q, k, no RoPE
+    v_head_dim: int | None = None   # each head's value size
+    mla_absorb: str = "decode"      # fold W_uk, W_uv: "decode" (one new
+    #                                 token), "always" or "never"
 
     @property
     def d_head(self) -> int:        # size of one head
-        return self.d_model // self.n_heads
+        return self.head_dim or self.d_model // self.n_heads
 
     @property
     def layer_windows(self) -> list:  # each layer's window, None: full
@@ -248,19 +339,32 @@ def parameter_shapes(config):
     d, d_q, d_kv = c.d_model, c.n_heads * c.d_head, c.n_kv_heads * c.d_head
     gpt2 = c.arch == "gpt2"
     shapes = {"embed.tokens": (c.vocab_size, d)}
+    if c.arch == "deepseek_v3":
+        attn = _mla_shapes(c)
     if gpt2:
         shapes["embed.positions"] = (c.max_positions, d)
     norm = {"weight": (d,), "bias": (d,)} if gpt2 else {"weight": (d,)}
     for i in range(c.n_layers):
         block = {f"norm1.{k}": s for k, s in norm.items()}
-        block |= {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
-                  "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
+        if c.arch == "deepseek_v3":
+            block |= attn
+        else:
+            block |= {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
+                      "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
         if gpt2 or c.attn_bias:
             block |= {"attn.b_q": (d_q,), "attn.b_k": (d_kv,),
                       "attn.b_v": (d_kv,), "attn.b_o": (d,)}
         if c.attn_sinks:
             block["attn.sinks"] = (c.n_heads,)
+        if c.qk_norm is not None:  # chapter 9: Qwen3 per head, OLMo 2 whole
+            head = c.qk_norm == "head"
+            block |= {"attn.q_norm.weight": (c.d_head,) if head else (d_q,),
+                      "attn.k_norm.weight": (c.d_head,) if head else (d_kv,)}
+        if c.arch == "gemma2":  # chapter 9: a norm after each branch too
+            block["post_norm1.weight"] = (d,)
         block |= {f"norm2.{k}": s for k, s in norm.items()}
+        if c.arch == "gemma2":
+            block["post_norm2.weight"] = (d,)
         if gpt2:
             block |= {"mlp.W_in": (d, c.d_ff), "mlp.b_in": (c.d_ff,),
                       "mlp.W_out": (c.d_ff, d), "mlp.b_out": (d,)}
@@ -272,6 +376,24 @@ def parameter_shapes(config):
     if not c.tie_embeddings:
         shapes["lm_head.W"] = (d, c.vocab_size)
     return shapes
+
+
+def _mla_shapes(c):
+    """MLA's attention parameters (``attention.families.mla``)."""
+    H, d, r = c.n_heads, c.d_model, c.kv_lora_rank
+    d_in = d if c.q_lora_rank is None else c.q_lora_rank  # c_q's width
+    shapes = {}
+    if c.q_lora_rank is not None:
+        shapes |= {"attn.W_dq": (d, c.q_lora_rank),
+                   "attn.dq_norm.weight": (c.q_lora_rank,)}
+    return shapes | {
+        "attn.W_uq": (d_in, H * c.qk_nope_head_dim),
+        "attn.W_qr": (d_in, H * c.qk_rope_head_dim),
+        "attn.W_dkv": (d, r), "attn.dkv_norm.weight": (r,),
+        "attn.W_kr": (d, c.qk_rope_head_dim),
+        "attn.W_uk": (r, H * c.qk_nope_head_dim),
+        "attn.W_uv": (r, H * c.v_head_dim),
+        "attn.W_o": (H * c.v_head_dim, d)}
 # --8<-- [end:parameter_shapes]
 
 
@@ -289,7 +411,9 @@ def init_params(config, rng, *, std=0.02, dtype=np.float64):
         if name.endswith(".bias") or ".b_" in name:
             params[name] = np.zeros(shape, dtype)
         elif name.endswith(".weight"):      # the norms' gains
-            params[name] = np.ones(shape, dtype)
+            # Gemma 2 stores each gain as its offset from one (chapter 9).
+            gain = np.zeros if config.arch == "gemma2" else np.ones
+            params[name] = gain(shape, dtype)
         else:
             out = name.endswith(("W_o", "W_out", "W_down"))
             s = std / np.sqrt(2 * config.n_layers) if out else std
@@ -323,9 +447,13 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     x = params["embed.tokens"][ids]                       # (batch, n, d_model)
     if gpt2:
         x = x + params["embed.positions"][positions]      # + (n, d_model)
+    if config.arch == "gemma2":  # Gemma's embeddings are scaled (chapter 9)
+        x = x * math.sqrt(config.d_model)
     drop = dropout or {}
     x = dropped(x, drop.get("embed"))
-    block = gpt2_block if gpt2 else llama_block
+    block = {"gpt2": gpt2_block, "llama": llama_block,
+             "gemma2": gemma2_block,
+             "deepseek_v3": deepseek_block}[config.arch]
     for i in range(config.n_layers):
         kept = None if trace is None else {}
         x = block(x, block_params(params, i), config, positions, trace=kept,
@@ -337,12 +465,16 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     w, eps = params["final_norm.weight"], config.norm_eps
     if gpt2:
         h = layer_norm(x, w, params["final_norm.bias"], eps=eps)
+    elif config.arch == "gemma2":
+        h = gemma_rms_norm(x, w, eps=eps)
     else:
         h = rms_norm(x, w, eps=eps)
     if config.tie_embeddings:
         logits = h @ params["embed.tokens"].T             # (batch, n, vocab)
     else:
         logits = h @ params["lm_head.W"]                  # (batch, n, vocab)
+    if config.final_softcap is not None:  # Gemma 2 (chapter 9)
+        logits = softcap(logits, config.final_softcap)
     if trace is not None:
         trace.update({"final_norm.in": x, "final_norm.out": h})
     return logits[0] if single else logits

@@ -122,9 +122,13 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     """
     unsupported = [name for name, off in (
         ("rope_scaling", None), ("sliding_window", None),
-        ("attn_bias", False), ("attn_sinks", False))
+        ("attn_bias", False), ("attn_sinks", False), ("head_dim", None),
+        ("qk_norm", None), ("attn_scale", None), ("attn_softcap", None),
+        ("final_softcap", None))
         if getattr(config, name) != off]
-    if unsupported:  # chapter 8's parts have no backward here
+    if config.arch not in ("gpt2", "llama"):
+        unsupported.append("arch")
+    if unsupported:  # chapters 8 and 9's parts have no backward here
         raise ValueError(f"model_backward: {unsupported} are not supported "
                          f"(the chapter-6 backward covers GPT-2 and Llama)")
     ids = np.asarray(token_ids)

@@ -23,7 +23,7 @@ assumes:
   - nothing
 ---
 
-# 9. A throwaway chapter
+# 99. A throwaway chapter
 
 ```python
 import matplotlib.pyplot as plt
@@ -32,28 +32,28 @@ import numpy as np
 print(np.arange(3) * 2)
 ```
 
-```{.python figure="ch09-line"}
+```{.python figure="ch99-line"}
 fig, ax = plt.subplots(figsize=(3, 2))
 ax.plot([0, 1, 2], [0, 1, 4])
 ```
 
-![A parabola](../assets/figures/ch09-line.svg)
+![A parabola](../assets/figures/ch99-line.svg)
 
 ??? question "Why does this chapter exist?"
     To prove that a chapter needs five files.
 
 ## Practice
 
-```python title="exercises/ch09.py"
---8<-- "exercises/ch09.py:imports"
+```python title="exercises/ch99.py"
+--8<-- "exercises/ch99.py:imports"
 ```
 
 ### Exercise 1: Double it
 
 Write `double(x)`, which returns twice the array `x` (a new array; `x` stays as it was).
 
-```python title="exercises/ch09.py"
---8<-- "exercises/ch09.py:ex1-starter"
+```python title="exercises/ch99.py"
+--8<-- "exercises/ch99.py:ex1-starter"
 ```
 
 ```python
@@ -61,8 +61,8 @@ check_double(double)
 ```
 
 ??? success "Solution"
-    ```python title="exercises/ch09.py"
-    --8<-- "exercises/ch09.py:ex1-solution"
+    ```python title="exercises/ch99.py"
+    --8<-- "exercises/ch99.py:ex1-solution"
     ```
 
     ```python
@@ -73,7 +73,7 @@ check_double(double)
 EXERCISES = '''"""Exercises of the throwaway chapter."""
 
 # --8<-- [start:imports]
-from attention.practice.ch09 import check_double
+from attention.practice.ch99 import check_double
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -127,11 +127,11 @@ def check_double(double) -> bool:
 '''
 
 CHECKLIST = {
-    "docs/chapters/ch09-throwaway.md",
+    "docs/chapters/ch99-throwaway.md",
     "mkdocs.yml",
-    "exercises/ch09.py",
-    "attention/practice/ch09.py",
-    "docs/assets/figures/ch09-line.svg",
+    "exercises/ch99.py",
+    "attention/practice/ch99.py",
+    "docs/assets/figures/ch99-line.svg",
 }
 
 
@@ -153,7 +153,7 @@ def add_nav_line(mkdocs_yml):
     lines = mkdocs_yml.read_text("utf8").split("\n")
     last = max(i for i, line in enumerate(lines) if re.match(r"^\s+- chapters/ch\d\d-", line))
     indent = lines[last][: len(lines[last]) - len(lines[last].lstrip())]
-    lines.insert(last + 1, f"{indent}- chapters/ch09-throwaway.md")
+    lines.insert(last + 1, f"{indent}- chapters/ch99-throwaway.md")
     mkdocs_yml.write_text("\n".join(lines), "utf8")
 
 
@@ -177,19 +177,19 @@ def changed_files(repo) -> set[str]:
 def test_a_chapter_from_the_checklist_alone_passes_every_check(tmp_path):
     repo = tmp_path / "repo"
     copy_repository(repo)
-    (repo / "docs/chapters/ch09-throwaway.md").write_text(PAGE, "utf8")
+    (repo / "docs/chapters/ch99-throwaway.md").write_text(PAGE, "utf8")
     add_nav_line(repo / "mkdocs.yml")
-    (repo / "exercises/ch09.py").write_text(EXERCISES, "utf8")
-    (repo / "attention/practice/ch09.py").write_text(CHECKS, "utf8")
+    (repo / "exercises/ch99.py").write_text(EXERCISES, "utf8")
+    (repo / "attention/practice/ch99.py").write_text(CHECKS, "utf8")
 
-    outputs = pytest_in(repo, "docs/chapters/ch09-throwaway.md", "--update-outputs")  # make outputs
+    outputs = pytest_in(repo, "docs/chapters/ch99-throwaway.md", "--update-outputs")  # make outputs
     assert outputs.returncode == 0, outputs.stdout + outputs.stderr
-    assert changed_files(repo) == CHECKLIST | {"docs/chapters/ch09-throwaway.md"}
+    assert changed_files(repo) == CHECKLIST | {"docs/chapters/ch99-throwaway.md"}
 
     checks = pytest_in(
-        repo, "docs/chapters/ch09-throwaway.md", "tests/practice", "tests/site/test_render.py",
+        repo, "docs/chapters/ch99-throwaway.md", "tests/practice", "tests/site/test_render.py",
         "tests/site/test_features.py", "tests/site/test_hooks.py", "-k",
-        "ch09 or practice_notebooks_are_generated or site_builds or questions or header",
+        "ch99 or practice_notebooks_are_generated or site_builds or questions or header",
     )
     report = checks.stdout + checks.stderr
     assert checks.returncode == 0, report

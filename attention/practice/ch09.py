@@ -1,0 +1,137 @@
+"""Self-checks for the practice exercises of chapter 9 (latent attention, soft-capping).
+
+Each check calls the reader's function on data of its own, drawn afresh at every call,
+prints one verdict ("✓ Correct: ..." or "✗ Not yet: ..." saying what is wrong) and
+returns True or False. References come from ``attention.families`` and
+``attention.backward.softcap``.
+"""
+
+import numpy as np
+
+from attention.backward.softcap import capped_softmax_backward
+from attention.backward.softmax import softmax_backward
+from attention.families.costs import latent_cache_bytes
+from attention.families.mla import absorb_key
+from attention.families.softcap import softcap
+from attention.model import ModelConfig
+from attention.practice.trials import Trial, fresh_rng, judge, shape_text
+from attention.practice.verdict import call, guard_checks, verdict
+from attention.softmax import softmax
+
+
+# Exercise 1 ---------------------------------------------------------------------------
+
+def _absorb_trial(rng, batch, H, n, d_nope, r, dtype=np.float64):
+    q = rng.normal(size=(batch, H, n, d_nope)).astype(dtype)
+    W = rng.normal(size=(r, H * d_nope)).astype(dtype)
+    return Trial(f"q_nope {shape_text(q.shape)} and W_uk {shape_text(W.shape)} in "
+                 f"{np.dtype(dtype).name}", (q, W), {}, np.dtype(dtype))
+
+
+def check_absorb_key(your_function):
+    """Exercise 1: your_function(q_nope, W_uk) = q_nope[h] W_uk[h]ᵀ for every head h."""
+    rng = fresh_rng()
+    sizes = [(2, 3, 4, 5, 7), (1, 4, 3, 2, 6), (3, 2, 5, 3, 4)]
+    trials = [_absorb_trial(rng, *s) for s in sizes]
+    trials.append(_absorb_trial(rng, 2, 5, 2, 4, 3, np.float32))
+    hints = [
+        (lambda q, W: q @ W[:, :q.shape[-1]].T,
+         "every head used head 0's block of W_uk; head h's columns are "
+         "h * d_nope .. (h + 1) * d_nope - 1"),
+        (lambda q, W: q @ W.reshape(W.shape[0], q.shape[-1], q.shape[-3])
+         .transpose(2, 1, 0),
+         "the heads were read interleaved; head h's columns are one block, "
+         "h * d_nope .. (h + 1) * d_nope - 1"),
+        (lambda q, W: np.broadcast_to(
+            (absorb_key(q, W)).sum(axis=-3, keepdims=True),
+            q.shape[:-1] + (W.shape[0],)),
+         "the heads were summed; each head keeps its own latent query"),
+        (lambda q, W: absorb_key(q, W) / np.sqrt(q.shape[-1]),
+         "divided by sqrt(d_nope); no scale here: the softmax scale is applied "
+         "to the scores, once"),
+    ]
+    return judge(your_function, trials, absorb_key, what="absorb_key", hints=hints,
+                 success="your latent queries equal q_nope[h] W_uk[h]ᵀ, head by head.")
+
+
+# Exercise 2 ---------------------------------------------------------------------------
+
+def _mla_config(rng):
+    H = int(rng.integers(2, 9))
+    return ModelConfig(arch="deepseek_v3", vocab_size=11, d_model=16,
+                       n_layers=int(rng.integers(2, 62)), n_heads=H,
+                       kv_lora_rank=int(rng.integers(8, 600)),
+                       qk_rope_head_dim=2 * int(rng.integers(1, 40)),
+                       qk_nope_head_dim=int(rng.integers(1, 200)),
+                       v_head_dim=int(rng.integers(1, 200)))
+
+
+def check_latent_cache_bytes(your_function):
+    """Exercise 2: your_function(config, n_tokens, bytes_per_value) = MLA's cache bytes."""
+    rng = fresh_rng()
+    # DeepSeek-V3's own sizes first (a verdict the page can show), then random ones.
+    v3 = ModelConfig(arch="deepseek_v3", vocab_size=11, d_model=16, n_layers=61,
+                     n_heads=128, kv_lora_rank=512, qk_rope_head_dim=64,
+                     qk_nope_head_dim=128, v_head_dim=128)
+    configs = [(v3, 4096, 2)]
+    configs += [(_mla_config(rng), int(rng.integers(1, 5000)), b) for b in (1, 4)]
+    for config, n, b in configs:
+        want = latent_cache_bytes(config, n, bytes_per_value=b)
+        got, problem = call(your_function, config, n, b)
+        where = (f"n_layers={config.n_layers}, kv_lora_rank={config.kv_lora_rank}, "
+                 f"qk_rope_head_dim={config.qk_rope_head_dim}, n_heads={config.n_heads}, "
+                 f"{n} tokens, {b} bytes per value")
+        if problem is None and (isinstance(got, bool) or not isinstance(got, (int, np.integer))):
+            problem = f"return a whole number of bytes, got {got!r}"
+        if problem is None and got != want:
+            c = config
+            known = {
+                c.n_layers * c.kv_lora_rank * n * b:
+                    "only the latent; the shared rotated key (qk_rope_head_dim) is cached "
+                    "too",
+                2 * want: "twice too much: MLA caches one latent, not a key and a value",
+                c.n_layers * (c.kv_lora_rank + c.n_heads * c.qk_rope_head_dim) * n * b:
+                    "the rotated key counted per head; it is shared by every head",
+            }
+            problem = known.get(int(got), f"got {int(got):,}, expected {want:,}")
+        if problem is not None:
+            return verdict(False, f"for {where}: {problem}")
+    return verdict(True, f"on DeepSeek-V3's sizes and {len(configs) - 1} random "
+                         "configurations your count equals n_layers * (kv_lora_rank + "
+                         "qk_rope_head_dim) values per token.")
+
+
+# Exercise 3 ---------------------------------------------------------------------------
+
+def _capped_trial(rng, shape, cap, dtype=np.float64):
+    s = (rng.normal(size=shape) * 2 * cap).astype(dtype)  # many scores past the cap
+    g = rng.normal(size=shape).astype(dtype)
+    return Trial(f"g and s of shape {shape_text(shape)} with cap {cap:g} in "
+                 f"{np.dtype(dtype).name}", (g, s, cap), {}, np.dtype(dtype))
+
+
+def _softmax_only(g, s, cap):
+    return softmax_backward(g, softmax(softcap(s, cap), axis=-1))
+
+
+def check_capped_softmax_grad(your_function):
+    """Exercise 3: your_function(g, s, cap) = ∂L/∂s through a soft-capped softmax."""
+    rng = fresh_rng()
+    trials = [_capped_trial(rng, (3, 7), 2.0), _capped_trial(rng, (2, 3, 5), 0.5),
+              _capped_trial(rng, (4, 6), 30.0, np.float32), _capped_trial(rng, (9,), 5.0)]
+    t = lambda s, cap: np.tanh(s / cap)  # noqa: E731
+    hints = [
+        (_softmax_only, "that is the softmax's backward alone; multiply by the cap's "
+         "derivative, 1 - tanh²(s / cap)"),
+        (lambda g, s, cap: _softmax_only(g, s, cap) * (1 - t(s, cap)),
+         "the cap's derivative is 1 - tanh² of s / cap, squared, not 1 - tanh"),
+        (lambda g, s, cap: softmax_backward(g, softmax(s, axis=-1)) * (1 - t(s, cap) ** 2),
+         "p must be the softmax of the capped scores, cap * tanh(s / cap)"),
+        (lambda g, s, cap: capped_softmax_backward(g, s, cap) * cap,
+         "no factor cap: d/ds cap * tanh(s / cap) = 1 - tanh²(s / cap)"),
+    ]
+    return judge(your_function, trials, capped_softmax_backward, what="capped_softmax_grad",
+                 hints=hints, success="your gradient equals the capped softmax's backward.")
+
+
+guard_checks(globals())

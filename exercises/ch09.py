@@ -1,0 +1,167 @@
+"""Practice exercises of chapter 9: starters, worked solutions and plausible wrong answers.
+
+Each exercise has an `exN-starter` and an `exN-solution` section (the page includes them
+by snippet) and `exN-wrong-<what>` sections that its self-check must reject (never shown;
+tests/practice/test_wrong_answers.py runs them). Starter and solution define the same
+name on purpose: the reader replaces the one with the other.
+"""
+
+# --8<-- [start:imports]
+import numpy as np
+
+from attention import softmax
+from attention.model import ModelConfig
+from attention.practice.ch09 import (check_absorb_key,
+                                     check_capped_softmax_grad,
+                                     check_latent_cache_bytes)
+# --8<-- [end:imports]
+
+# --8<-- [start:ex1-starter]
+def absorb_key(q_nope, W_uk):
+    """Queries in latent space: head h's q_nope[h] times W_uk[h]ᵀ.
+
+    q_nope: (batch, H, n, d_nope); W_uk: (r, H * d_nope), head h's
+    columns h * d_nope .. (h + 1) * d_nope - 1. Returns (batch, H, n, r).
+    """
+    # Your code: this uses head 0's block for every head.
+    d_nope = q_nope.shape[-1]
+    return q_nope @ W_uk[:, :d_nope].T
+# --8<-- [end:ex1-starter]
+
+
+# --8<-- [start:ex1-solution]
+def absorb_key(q_nope, W_uk):
+    """Queries in latent space: head h's q_nope[h] times W_uk[h]ᵀ.
+
+    q_nope: (batch, H, n, d_nope); W_uk: (r, H * d_nope), head h's
+    columns h * d_nope .. (h + 1) * d_nope - 1. Returns (batch, H, n, r).
+    """
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = W_uk.reshape(W_uk.shape[0], H, d_nope)     # (r, H, d_nope)
+    W = W.transpose(1, 2, 0)                       # (H, d_nope, r)
+    return q_nope @ W                              # (batch, H, n, r)
+# --8<-- [end:ex1-solution]
+
+
+# --8<-- [start:ex1-wrong-head-layout]
+# rejected with: head h's columns
+def absorb_key(q_nope, W_uk):
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = W_uk.reshape(W_uk.shape[0], d_nope, H)     # heads interleaved
+    return q_nope @ W.transpose(2, 1, 0)
+# --8<-- [end:ex1-wrong-head-layout]
+
+
+# --8<-- [start:ex1-wrong-summed-heads]
+# rejected with: each head keeps its own
+def absorb_key(q_nope, W_uk):
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = W_uk.reshape(W_uk.shape[0], H, d_nope).transpose(1, 2, 0)
+    summed = (q_nope @ W).sum(axis=-3, keepdims=True)
+    return np.broadcast_to(summed, q_nope.shape[:-1] + (W_uk.shape[0],))
+# --8<-- [end:ex1-wrong-summed-heads]
+
+
+# --8<-- [start:ex1-wrong-scaled]
+# rejected with: no scale here
+def absorb_key(q_nope, W_uk):
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = W_uk.reshape(W_uk.shape[0], H, d_nope).transpose(1, 2, 0)
+    return q_nope @ W / np.sqrt(d_nope)
+# --8<-- [end:ex1-wrong-scaled]
+
+
+# --8<-- [start:ex2-starter]
+def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
+    """Bytes of MLA's cache for n_tokens tokens of one sequence, for a
+    ModelConfig of arch "deepseek_v3"."""
+    # Your code: this is what an MHA cache of the expanded heads would take.
+    c = config
+    per_layer = c.n_heads * (c.qk_nope_head_dim + c.qk_rope_head_dim
+                             + c.v_head_dim)
+    return c.n_layers * per_layer * n_tokens * bytes_per_value
+# --8<-- [end:ex2-starter]
+
+
+# --8<-- [start:ex2-solution]
+def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
+    """Bytes of MLA's cache for n_tokens tokens of one sequence, for a
+    ModelConfig of arch "deepseek_v3"."""
+    c = config
+    per_layer = c.kv_lora_rank + c.qk_rope_head_dim  # latent, shared key
+    return c.n_layers * per_layer * n_tokens * bytes_per_value
+# --8<-- [end:ex2-solution]
+
+
+# --8<-- [start:ex2-wrong-no-rope]
+# rejected with: the shared rotated key
+def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
+    c = config
+    return c.n_layers * c.kv_lora_rank * n_tokens * bytes_per_value
+# --8<-- [end:ex2-wrong-no-rope]
+
+
+# --8<-- [start:ex2-wrong-keys-and-values]
+# rejected with: one latent, not a key and a value
+def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
+    c = config
+    per_layer = 2 * (c.kv_lora_rank + c.qk_rope_head_dim)
+    return c.n_layers * per_layer * n_tokens * bytes_per_value
+# --8<-- [end:ex2-wrong-keys-and-values]
+
+
+# --8<-- [start:ex2-wrong-per-head]
+# rejected with: shared by every head
+def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
+    c = config
+    per_layer = c.kv_lora_rank + c.n_heads * c.qk_rope_head_dim
+    return c.n_layers * per_layer * n_tokens * bytes_per_value
+# --8<-- [end:ex2-wrong-per-head]
+
+
+# --8<-- [start:ex3-starter]
+def capped_softmax_grad(g, s, cap):
+    """∂L/∂s from g = ∂L/∂p, for p = softmax(cap * tanh(s / cap)) along
+    the last axis."""
+    # Your code: this is the softmax's backward alone, at the capped p.
+    p = softmax(cap * np.tanh(s / cap), axis=-1)
+    return p * (g - np.sum(g * p, axis=-1, keepdims=True))
+# --8<-- [end:ex3-starter]
+
+
+# --8<-- [start:ex3-solution]
+def capped_softmax_grad(g, s, cap):
+    """∂L/∂s from g = ∂L/∂p, for p = softmax(cap * tanh(s / cap)) along
+    the last axis."""
+    t = np.tanh(s / cap)
+    p = softmax(cap * t, axis=-1)
+    d_capped = p * (g - np.sum(g * p, axis=-1, keepdims=True))
+    return d_capped * (1.0 - t * t)    # the cap's own derivative
+# --8<-- [end:ex3-solution]
+
+
+# --8<-- [start:ex3-wrong-not-squared]
+# rejected with: 1 - tanh² of s / cap
+def capped_softmax_grad(g, s, cap):
+    t = np.tanh(s / cap)
+    p = softmax(cap * t, axis=-1)
+    return p * (g - np.sum(g * p, axis=-1, keepdims=True)) * (1.0 - t)
+# --8<-- [end:ex3-wrong-not-squared]
+
+
+# --8<-- [start:ex3-wrong-uncapped-p]
+# rejected with: the capped scores
+def capped_softmax_grad(g, s, cap):
+    t = np.tanh(s / cap)
+    p = softmax(s, axis=-1)
+    return p * (g - np.sum(g * p, axis=-1, keepdims=True)) * (1.0 - t * t)
+# --8<-- [end:ex3-wrong-uncapped-p]
+
+
+# --8<-- [start:ex3-wrong-times-cap]
+# rejected with: no factor cap
+def capped_softmax_grad(g, s, cap):
+    t = np.tanh(s / cap)
+    p = softmax(cap * t, axis=-1)
+    return p * (g - np.sum(g * p, axis=-1, keepdims=True)) * cap * (1 - t * t)
+# --8<-- [end:ex3-wrong-times-cap]
