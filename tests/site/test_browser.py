@@ -68,7 +68,7 @@ def problems_of(seen: Visit, base: str, html: str) -> list[str]:
             " && m.getBoundingClientRect().width > 0).length")
         if not shown:
             found.append("the page has formulas but shows no typeset math")
-    highlighted = ":is(.highlight, .highlight-ipynb) pre span[class]"  # Material; mkdocs-jupyter
+    highlighted = ".highlight pre span[class]"
     if 'class="highlight' in html and not seen.page.locator(highlighted).count():
         found.append("the page has code but none of it is highlighted")
     copy_buttons = seen.page.locator("button[data-md-type=copy]").count()
