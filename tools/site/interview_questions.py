@@ -119,7 +119,7 @@ def drills_line(src_uri: str, markdown: str) -> str:
     if chapter is None or practice_lines(markdown) is None:
         return ""
     return (f"Practise: [the chapter's drills]({DRILLS}#{drills_anchor(chapter.number)}), "
-            f"run on [its practice page]({practice_source(chapter)}).\n\n")
+            f"run on [its practice page]({practice_source(chapter)}).\n")
 
 
 def questions_page(chapters: list[tuple[str, str]]) -> str:
@@ -129,8 +129,8 @@ def questions_page(chapters: list[tuple[str, str]]) -> str:
         asked = questions(markdown)
         if asked:
             links = "\n".join(f"1. [{text}]({src_uri}#{anchor(text)})" for text in asked)
-            sections.append(f"## {chapter_title(markdown, src_uri)}\n\n"
-                            f"{drills_line(src_uri, markdown)}{links}\n")
+            sections.append(f"## {chapter_title(markdown, src_uri)}\n\n{links}\n\n"
+                            f"{drills_line(src_uri, markdown)}")
     if not sections:
         sections.append("No chapter asks a question yet.\n")
     return INTRO + "\n" + "\n".join(sections)
