@@ -6,7 +6,7 @@ Nothing is committed and nothing is listed by hand. At build time each chapter p
 * ``practice/chNN.md``, generated from that section (``practice_markdown``): its
   exercises, starters, self-checks and folded solutions, which run in the page like a
   chapter's blocks (``run_in_page.py``); the page's edit link edits the chapter, where
-  the text is written;
+  the text is written, and search leaves it out (it finds the text in the chapter);
 * ``practice/chNN.ipynb``, the same section as a notebook (``tools.notebooks.practice``),
   written next to the page's HTML and offered for download from it;
 * its rows on the drills page, ``practice/index.md`` (``drills_markdown``): every exercise
@@ -135,6 +135,8 @@ title: {yaml_string(f"Practice: {title}")}
 description: {yaml_string(f"The {count} exercises of chapter {title.replace('. ', ', ', 1)}, run and checked in "
                           "your browser: starters to complete, self-checks that say what is "
                           "wrong, and worked solutions.")}
+search:
+  exclude: true  # the chapter's own text, found there (and each title on the drills page)
 ---
 
 The exercises of [{title}]({chapter_link}#practice), with their checks and solutions.
