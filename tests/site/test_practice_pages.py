@@ -4,9 +4,10 @@ which check block counts for the reader's progress."""
 
 import pytest
 
+from tests.support import ROOT
 from tools.site.practice_pages import (drills_markdown, mark_checks, practice_markdown,
                                        rebase)
-from tools.source.chapters import Chapter
+from tools.source.chapters import Chapter, chapters
 
 PAGE = '''---
 title: A fixture
@@ -131,3 +132,9 @@ def test_only_the_check_after_the_starter_counts_not_the_solutions(tmp_path):
     assert marked.count("data-exercise") == 1
     assert 'data-run-block="2" data-exercise="ch09/ex1">' in marked
     assert marked.replace(' data-exercise="ch09/ex1"', "") == html
+
+
+def test_every_exercise_of_the_course_states_its_difficulty_and_what_it_trains():
+    drills = [drill for chapter in chapters(ROOT) for drill in chapter.drills()]
+    assert len(drills) == sum(len(chapter.exercises()) for chapter in chapters(ROOT)) >= 40
+    assert {drill.difficulty for drill in drills} <= {"easy", "medium", "hard"}
