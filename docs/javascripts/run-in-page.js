@@ -247,6 +247,7 @@
     page.running = null;
     if (course.page !== page) return false;  // the reader navigated away meanwhile
     finish(block, result);
+    if (result.ok && block.el.dataset.exercise) reportVerdict(block);
     const printedNothing = result.ok && !block.printed && !block.stderr ? ", printed nothing" : "";
     setStatus(block, result.ok ? "ran" : "failed", result.ok ? ` in ${seconds()} s${printedNothing}` : "");
     // What ran again may have changed what every later block used.
@@ -256,6 +257,16 @@
       }
     }
     return result.ok;
+  }
+
+  // An exercise's check (tools/site/practice_pages.py marks it data-exercise): its last
+  // verdict line says whether the reader's answer passed; drills.js keeps the solved ones.
+  function reportVerdict(block) {
+    const verdicts = block.printed.split("\n").filter((piece) => verdictClass(piece));
+    if (!verdicts.length) return;
+    document.dispatchEvent(new CustomEvent("exercise-verdict", { detail: {
+      exercise: block.el.dataset.exercise,
+      solved: verdictClass(verdicts[verdicts.length - 1]) === "run-pass" } }));
   }
 
   function codeOf(block) {

@@ -64,19 +64,61 @@ def test_chapter_notebook_holds_exactly_the_page_blocks(page, built_site):
     assert code[1:] == [block.code.rstrip("\n") for block in read_page(page, ROOT).blocks]
 
 
-def test_practice_notebooks_are_generated_linked_and_offered_as_ipynb(built_site):
-    practice = {p.stem: out for p, out in built_site.pages.items() if p.suffix == ".ipynb"}
-    expected = {c.number for c in discovered_chapters(ROOT) if c.practice_lines() is not None}
-    assert set(practice) == expected and expected
-    for number, output in practice.items():
-        target = built_site.site_dir / "practice" / number / f"{number}.ipynb"
+def site_page(built_site, name: str) -> str:
+    """The HTML of a page by its name among the site's files (generated pages included)."""
+    return (built_site.site_dir / built_site.addresses[name] / "index.html").read_text("utf8")
+
+
+PYTHON_BLOCK = re.compile(r'<div class="language-python highlight"([^>]*)>')
+
+
+def test_practice_pages_are_generated_run_in_the_page_and_offer_the_notebook(built_site):
+    from tools.site.practice_pages import practice_chapters, practice_source
+
+    expected = practice_chapters(ROOT)
+    assert expected and expected == [c for c in discovered_chapters(ROOT)
+                                     if c.practice_lines() is not None]
+    for chapter in expected:
+        output = site_page(built_site, practice_source(chapter))
+        target = built_site.site_dir / "practice" / chapter.number / f"{chapter.number}.ipynb"
         nbformat.validate(nbformat.read(target, as_version=4))
-        assert f'<a href="{number}.ipynb" download>Download as notebook</a>' in output
-        assert '<meta name="description" content="Practice: ' in output
-    for chapter in discovered_chapters(ROOT):
+        assert f'<a href="{chapter.number}.ipynb" download>Download as notebook</a>' in output
+        assert '<meta name="description" content="The ' in output
+        assert "%pip" not in output and "jupyter" not in output  # a page, not a notebook render
+        # Every Python block runs in the page, and each exercise's check is the one marked.
+        blocks = PYTHON_BLOCK.findall(output)
+        assert blocks and all("data-run-block=" in b and "data-run-needs" not in b
+                              for b in blocks), chapter.number
+        marked = re.findall(r'data-exercise="([^"]+)"', output)
+        assert marked == [drill.key for drill in chapter.drills()], chapter.number
+        for drill in chapter.drills():
+            assert f'id="{drill.exercise.section}"' in output, drill.key
         html = built_site.pages[chapter.page.resolve()]
-        linked = f'href="../../practice/{chapter.number}/">Practice notebook</a>' in html
-        assert linked == (chapter.number in practice), chapter.number
+        assert f'href="../../practice/{chapter.number}/">Practice page</a>' in html
+        assert re.findall(r'data-exercise="([^"]+)"', html) == marked  # solved there too
+    for chapter in discovered_chapters(ROOT):
+        if chapter not in expected:
+            assert "Practice page</a>" not in built_site.pages[chapter.page.resolve()]
+
+
+def test_drills_page_lists_every_exercise_and_the_questions_link_to_it(built_site):
+    from tools.site.practice_pages import DRILLS, practice_chapters
+
+    drills = site_page(built_site, DRILLS)
+    questions = site_page(built_site, "interview-questions.md")
+    rows = re.findall(r"<tr>(.*?)</tr>", drills, re.S)
+    listed = [drill for c in practice_chapters(ROOT) for drill in c.drills()]
+    assert len(listed) >= 40 and len(rows) == len(listed) + len(practice_chapters(ROOT))
+    for drill in listed:
+        row = next(r for r in rows if f'data-drill="{drill.key}"' in r)
+        cells = [c.strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        link = f'href="{drill.exercise.chapter}/#{drill.exercise.section}"'
+        assert link in cells[0] and cells[1] == drill.difficulty, row
+        assert html.unescape(cells[2]) == drill.trains, row
+    for chapter in practice_chapters(ROOT):
+        assert f'id="{chapter.number}"' in drills
+        if f'<a href="../chapters/{chapter.page.stem}/#q-' in questions:  # it asks questions
+            assert f'<a href="../practice/#{chapter.number}">' in questions, chapter.number
 
 
 def test_every_page_has_an_edit_link_and_a_previous_or_next_link(built_site):

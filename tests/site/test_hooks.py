@@ -63,7 +63,7 @@ def test_chapter_header_is_rendered_from_front_matter(fixture_site):
     assert "<li>what the header shows</li>" in header
     assert "<li>that <code>code</code> works in a list item</li>" in header
     assert "What it assumes" in header and "<li>nothing at all</li>" in header
-    assert "Practice notebook" not in header  # the fixture chapter has no Practice section
+    assert "Practice page" not in header  # the fixture chapter has no Practice section
     assert html.index("<h1") < html.index('class="chapter-facts"')
 
 

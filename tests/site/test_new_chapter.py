@@ -1,7 +1,8 @@
 """A new chapter needs the five files of CONTRIBUTING's "Add a chapter" checklist, and
 nothing else: this test follows the checklist in a temporary copy of the repository, runs
 `make outputs` on the new page, and then `make test`'s checks that concern a chapter (its
-page, its exercises, its practice notebook, the site), in a subprocess."""
+page, its exercises, its practice page and notebook, the drills page, the site), in a
+subprocess."""
 
 import os
 import re
@@ -49,6 +50,8 @@ ax.plot([0, 1, 2], [0, 1, 4])
 ```
 
 ### Exercise 1: Double it
+
+*Difficulty: easy. Trains: following the checklist.*
 
 Write `double(x)`, which returns twice the array `x` (a new array; `x` stays as it was).
 
@@ -189,7 +192,8 @@ def test_a_chapter_from_the_checklist_alone_passes_every_check(tmp_path):
     checks = pytest_in(
         repo, "docs/chapters/ch99-throwaway.md", "tests/practice", "tests/site/test_render.py",
         "tests/site/test_features.py", "tests/site/test_hooks.py", "-k",
-        "ch99 or practice_notebooks_are_generated or site_builds or questions or header",
+        "ch99 or practice_pages_are_generated or drills_page or site_builds or questions "
+        "or header",
     )
     report = checks.stdout + checks.stderr
     assert checks.returncode == 0, report

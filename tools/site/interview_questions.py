@@ -8,7 +8,9 @@ hidden until clicked:
 
 The hook gives each question an anchor (``<a id="q-why-divide-the-scores-by-d_k">``,
 from its text) on the chapter page, and generates ``interview-questions.md``: every
-question, by chapter in file order, linking to its anchor. Adding a question to a chapter
+question, by chapter in file order, linking to its anchor, and under each chapter that
+has a ``## Practice`` section a link to its exercises on the drills page and to its
+practice page (``practice_pages.py``), where they run. Adding a question to a chapter
 adds it to that page; nothing else needs editing.
 """
 
@@ -25,6 +27,8 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # mkdocs loads a hook by its path, not as part of the package
     sys.path.insert(0, ROOT)
 
+from tools.site.practice_pages import DRILLS, drills_anchor, practice_source  # noqa: E402
+from tools.source.chapters import chapter_of, practice_lines  # noqa: E402
 from tools.source.markdown import code_lines, first_h1  # noqa: E402
 
 PAGE = "interview-questions.md"
@@ -42,7 +46,8 @@ description: Every interview question of the course, by chapter, each linking to
 # Interview questions
 
 The questions an interviewer might ask about each chapter. Each links to its chapter,
-where the answer waits, hidden until you click the question. Answer it aloud first.
+where the answer waits, hidden until you click the question. Answer it aloud first, then
+practise the same ideas on the chapter's drills, which run in your browser.
 """
 
 
@@ -108,6 +113,15 @@ def chapter_title(markdown: str, fallback: str) -> str:
     return str(meta.get("title") or (heading[0].strip() if heading else fallback))
 
 
+def drills_line(src_uri: str, markdown: str) -> str:
+    """Where a chapter's exercises are listed and run, or '' if it has none."""
+    chapter = chapter_of(Path(src_uri), Path("."))
+    if chapter is None or practice_lines(markdown) is None:
+        return ""
+    return (f"Practise: [the chapter's drills]({DRILLS}#{drills_anchor(chapter.number)}), "
+            f"run on [its practice page]({practice_source(chapter)}).\n")
+
+
 def questions_page(chapters: list[tuple[str, str]]) -> str:
     """The page's Markdown, from (src_uri, Markdown) of each chapter, in order."""
     sections = []
@@ -115,7 +129,8 @@ def questions_page(chapters: list[tuple[str, str]]) -> str:
         asked = questions(markdown)
         if asked:
             links = "\n".join(f"1. [{text}]({src_uri}#{anchor(text)})" for text in asked)
-            sections.append(f"## {chapter_title(markdown, src_uri)}\n\n{links}\n")
+            sections.append(f"## {chapter_title(markdown, src_uri)}\n\n{links}\n\n"
+                            f"{drills_line(src_uri, markdown)}")
     if not sections:
         sections.append("No chapter asks a question yet.\n")
     return INTRO + "\n" + "\n".join(sections)

@@ -2,19 +2,15 @@
 
 Material's search (lunr, in the reader's browser) ranks sections by how well they match;
 a page's ``search: boost`` front matter multiplies that. The course's chapters (the pages
-with a ``level``) are where a term is taught, so they are boosted; the practice pages,
-which repeat a chapter's terms in exercise text, are ranked below them
-(tests/site/test_browser.py searches what readers type).
+with a ``level``) are where a term is taught, so they are boosted above the article, the
+questions and the blog (tests/site/test_browser.py searches what readers type; the
+practice pages are left out of the index by tools/site/practice_pages.py).
 """
 
 CHAPTER_BOOST = 4.0
-PRACTICE_BOOST = 0.5
 
 
 def on_page_markdown(markdown, page, config, files):
-    search = page.meta.setdefault("search", {})
     if page.meta.get("level"):
-        search.setdefault("boost", CHAPTER_BOOST)
-    elif page.file.src_uri.startswith("practice/"):
-        search.setdefault("boost", PRACTICE_BOOST)
+        page.meta.setdefault("search", {}).setdefault("boost", CHAPTER_BOOST)
     return markdown

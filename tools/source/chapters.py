@@ -16,11 +16,16 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from tools.source.markdown import lift_containers, read_page
+from tools.source.markdown import code_lines, lift_containers, read_page
 
 PAGE_NAME = re.compile(r"^(?P<number>ch\d\d)-[a-z0-9-]+\.md$")
 STARTER = re.compile(r'--8<-- "exercises/(?P<file>ch\d\d)\.py:(?P<section>ex\d+)-starter"')
 CHECK_CALL = re.compile(r"^(?P<check>check_\w+)\((?P<function>\w+)\)$")
+# Under each exercise's heading, before its starter: what the drills page lists.
+FACTS = re.compile(r"^\*Difficulty: (?P<difficulty>easy|medium|hard)\. "
+                   r"Trains: (?P<trains>[^*]+?)\.?\*$")
+FACTS_FORM = "*Difficulty: easy|medium|hard. Trains: what it trains.*"
+HEADING = re.compile(r"^#{3,6} +(?P<title>.+?)(?: +#+)? *$")
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,55 @@ class Chapter:
 
     def exercises(self) -> tuple[Exercise, ...]:
         return exercises_of(self.page, self.root, self.page.read_text("utf8"))
+
+    def drills(self) -> tuple["Drill", ...]:
+        """Each exercise with its heading, difficulty and what it trains, as written on
+        the page; a ValueError names the line where one is missing."""
+        return drills_of(self.page, self.root, self.page.read_text("utf8"))
+
+
+@dataclass(frozen=True)
+class Drill:
+    """An exercise as the drills page lists it: the facts its own text states."""
+
+    exercise: Exercise
+    title: str  # its heading: "Exercise 1: Attention weights with a boolean mask"
+    heading: int  # the heading's 0-based line on the page
+    difficulty: str  # easy, medium or hard
+    trains: str  # "masking, fully masked rows, batch axes"
+
+    @property
+    def key(self) -> str:
+        """``ch02/ex1``: the exercise's name in the reader's progress and on the pages."""
+        return f"{self.exercise.chapter}/{self.exercise.section}"
+
+
+@functools.cache
+def drills_of(path: Path, root: Path, text: str) -> tuple[Drill, ...]:
+    """The drills of the page at ``path`` whose Markdown is ``text`` (see Chapter.drills)."""
+    span = practice_lines(text)
+    lines = text.split("\n")
+    code = code_lines(text)
+    found, headings = [], set()
+    for exercise in exercises_of(path, root, text):
+        starter = exercise.line - 1
+        heading = next((n for n in range(starter - 1, span[0], -1)
+                        if n not in code and HEADING.match(lines[n])), None)
+        if heading is None:
+            raise ValueError(f"{path}:{exercise.line}: exercise {exercise.section} has no "
+                             "`### Exercise K: title` heading above its starter")
+        if heading in headings:
+            raise ValueError(f"{path}:{heading + 1}: two exercises under one heading; give "
+                             f"{exercise.section} a heading of its own")
+        headings.add(heading)
+        facts = next((m for n in range(heading + 1, starter)
+                      if n not in code and (m := FACTS.match(lines[n].strip()))), None)
+        if facts is None:
+            raise ValueError(f"{path}:{heading + 1}: exercise {exercise.section} does not "
+                             f"say its difficulty: write `{FACTS_FORM}` under its heading")
+        found.append(Drill(exercise, HEADING.match(lines[heading])["title"], heading,
+                           facts["difficulty"], facts["trains"]))
+    return tuple(found)
 
 
 @functools.cache
