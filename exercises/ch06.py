@@ -357,8 +357,9 @@ def layer_norm_backward(d_y, x, weight, eps=1e-5):
 
 # --8<-- [start:ex6-starter]
 def cross_entropy_grad(logits, targets):
-    """∂ℒ/∂logits of ℒ = mean over counted rows of -log softmax(logits)[target];
-    a target of -100 is ignored. logits (..., vocab), targets (...)."""
+    """∂ℒ/∂logits, for ℒ the mean over counted rows of
+    -log softmax(logits)[target]; a target of -100 is ignored.
+    logits (..., vocab), targets (...)."""
     p = softmax(logits, axis=-1)  # (..., vocab)
     one_hot = np.zeros_like(p)
     # Your code: ignored targets, and the mean.
@@ -369,8 +370,9 @@ def cross_entropy_grad(logits, targets):
 
 # --8<-- [start:ex6-solution]
 def cross_entropy_grad(logits, targets):
-    """∂ℒ/∂logits of ℒ = mean over counted rows of -log softmax(logits)[target];
-    a target of -100 is ignored. logits (..., vocab), targets (...)."""
+    """∂ℒ/∂logits, for ℒ the mean over counted rows of
+    -log softmax(logits)[target]; a target of -100 is ignored.
+    logits (..., vocab), targets (...)."""
     p = softmax(logits, axis=-1)  # (..., vocab)
     counted = targets != -100  # (...)
     safe = np.where(counted, targets, 0)  # any index for the ignored rows

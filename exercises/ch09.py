@@ -121,7 +121,7 @@ def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
 
 # --8<-- [start:ex3-starter]
 def capped_softmax_grad(g, s, cap):
-    """∂L/∂s from g = ∂L/∂p, for p = softmax(cap * tanh(s / cap)) along
+    """∂ℒ/∂s from g = ∂ℒ/∂p, for p = softmax(cap * tanh(s / cap)) along
     the last axis."""
     # Your code: this is the softmax's backward alone, at the capped p.
     p = softmax(cap * np.tanh(s / cap), axis=-1)
@@ -131,7 +131,7 @@ def capped_softmax_grad(g, s, cap):
 
 # --8<-- [start:ex3-solution]
 def capped_softmax_grad(g, s, cap):
-    """∂L/∂s from g = ∂L/∂p, for p = softmax(cap * tanh(s / cap)) along
+    """∂ℒ/∂s from g = ∂ℒ/∂p, for p = softmax(cap * tanh(s / cap)) along
     the last axis."""
     t = np.tanh(s / cap)
     p = softmax(cap * t, axis=-1)

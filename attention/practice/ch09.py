@@ -115,7 +115,7 @@ def _softmax_only(g, s, cap):
 
 
 def check_capped_softmax_grad(your_function):
-    """Exercise 3: your_function(g, s, cap) = ∂L/∂s through a soft-capped softmax."""
+    """Exercise 3: your_function(g, s, cap) = ∂ℒ/∂s through a soft-capped softmax."""
     rng = fresh_rng()
     trials = [_capped_trial(rng, (3, 7), 2.0), _capped_trial(rng, (2, 3, 5), 0.5),
               _capped_trial(rng, (4, 6), 30.0, np.float32), _capped_trial(rng, (9,), 5.0)]

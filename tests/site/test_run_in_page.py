@@ -181,7 +181,8 @@ def test_first_run_download_and_time_to_first_output(browser, server, capsys):
               f"first output after {seconds:.1f} s")
     assert status == "ran"
     # The runtime comes gzipped (it was 17.1 MB), and the reader sees it arrive in MB.
-    assert downloaded < 10e6, downloaded
+    # (The package's wheel carries chapter 7's checkpoint: 1.5 MB of float16 weights.)
+    assert downloaded < 12e6, downloaded
     assert any(re.fullmatch(r"Downloading Python and NumPy, once: \d+\.\d of \d+\.\d MB", text)
                for text in progress), progress
     seen.page.context.close()

@@ -58,6 +58,11 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
                      "the timings and their growth belong to the machine that built "
                      "the page, not to single-threaded WebAssembly",
     },
+    "blog/posts/attention-numpy-speed.md": {
+        "best_time(run) for name, run in steps": "compares NumPy's passes over a tile "
+            "with BLAS matrix products, which WebAssembly does not have: the shares "
+            "belong to the machine that built the page",
+    },
     "chapters/ch05-attention-at-scale.md": {
         "results.json": "reads the benchmark's results from the repository",
         "time of q @ k.T": "times products of up to (8192, 64) @ (64, 8192): minutes "
