@@ -227,6 +227,10 @@ def _window_run(your_function, rng, n, d, window, chunk):
 def _logits_trial(rng, shape, k=None, ties=False, dtype=np.float64):
     logits = (rng.integers(-3, 4, size=shape).astype(float) if ties
               else rng.normal(size=shape) * 2).astype(dtype)
+    if ties and k is not None and k < shape[-1]:  # every row ties at its k-th logit
+        order = np.argsort(-logits, axis=-1, kind="stable")  # (..., n)
+        kth = np.take_along_axis(logits, order[..., k - 1:k], -1)  # (..., 1)
+        np.put_along_axis(logits, order[..., k:k + 1], kth, -1)
     label = f"logits {shape_text(shape)}" + (" with ties" if ties else "")
     return Trial(label + (f", k = {k}" if k is not None else ""), (logits,) + (
         (k,) if k is not None else ()), {}, np.dtype(dtype))
