@@ -5,16 +5,13 @@ GeGLU, sqrt(d_model) embeddings, alternating sliding windows), and OLMo 2's QK-n
 the whole projection at the layer level.
 
 Hugging Face's float32 internals are swapped for float64 as in chapter 8
-(``float64_hf``), and so is ``Tensor.float()``, which Gemma 2's RMSNorm calls
-(``float64_all``); a test shows that the swap moves Gemma 2's logits only at float32
-rounding. Eager attention throughout: Gemma 2
-soft-caps only there. Logits <= 1e-10 relative to their largest value, generated tokens
+(``float64_hf``, ``Tensor.float()`` included: Gemma 2's RMSNorm calls it); a test shows
+that the swap moves Gemma 2's logits only at float32 rounding. Eager attention
+throughout: Gemma 2 soft-caps only there. Logits <= 1e-10 relative to their largest value, generated tokens
 equal, cached decoding equal to the full forward.
 """
 
-import contextlib
 import dataclasses
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -25,11 +22,12 @@ from transformers.models.olmo2.modeling_olmo2 import (Olmo2Attention,
                                                       Olmo2RotaryEmbedding)
 
 from attention.blocks import attention_layer
-from attention.checkpoints import config_from_hf, from_hf_state_dict
+from attention.checkpoints import config_from_hf
 from attention.generation import generate
 from attention.kv_cache import KVCache
 from attention.model import ModelConfig, forward
 from tests.package.test_long_context_models import (build, float64_hf,
+                                                    hf_greedy, hf_logits, ours,
                                                     randomise, relative)
 
 TOL = 1e-10
@@ -64,25 +62,6 @@ MODELS = {"qwen3": (Qwen3ForCausalLM, qwen3),
 def eager(config):
     config._attn_implementation = "eager"  # soft-capping is eager-only
     return config
-
-
-@contextlib.contextmanager
-def float64_all():
-    """float64_hf, and Tensor.float() (Gemma 2's norms call it) to float64."""
-    with float64_hf(), mock.patch.object(
-            torch.Tensor, "float", lambda t: t.to(torch.float64)):
-        yield
-
-
-def hf_logits(model, ids):
-    with torch.no_grad(), float64_all():
-        return model(torch.from_numpy(ids)).logits.numpy()
-
-
-def ours(model):
-    config = config_from_hf(model.config)
-    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-    return from_hf_state_dict(state, config), config
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
@@ -141,10 +120,7 @@ def test_greedy_generation_equals_hugging_face(reference, use_cache):
     model, params, config = reference
     prompt = np.random.default_rng(5).integers(2, VOCAB, size=(1, 4))
     new = 16  # positions 4..19: past every window
-    with torch.no_grad(), float64_all():
-        theirs = model.generate(torch.from_numpy(prompt), max_new_tokens=new,
-                                min_new_tokens=new, do_sample=False,
-                                use_cache=use_cache).numpy()
+    theirs = hf_greedy(model, prompt, new, use_cache)
     mine = generate(params, config, prompt, max_new_tokens=new,
                     use_cache=use_cache)
     assert np.array_equal(mine, theirs)

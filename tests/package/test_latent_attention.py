@@ -3,7 +3,7 @@
 Dense layers only (first_k_dense_replace >= num_hidden_layers), with and without
 low-rank queries (q_lora_rank), with plain RoPE and with YaRN whose mscale_all_dim changes
 the softmax scale. Hugging Face's float32 internals swapped for float64 as in chapter 8
-(``float64_all``). Logits <= 1e-10 relative to their largest value; the absorbed path
+(``float64_hf``). Logits <= 1e-10 relative to their largest value; the absorbed path
 (W_uk folded into the queries, W_uv into W_o) equals the unabsorbed one <= 1e-12; the
 latent cache holds kv_lora_rank + qk_rope_head_dim numbers per token and layer; greedy
 generation with it equals Hugging Face's token for token.
@@ -21,9 +21,9 @@ from attention.families.mla import absorb_key, absorb_value
 from attention.generation import generate
 from attention.kv_cache import KVCache
 from attention.model import ModelConfig, forward, init_params
-from tests.package.test_families import (COMMON, VOCAB, eager, float64_all,
-                                         hf_logits, ours)
-from tests.package.test_long_context_models import build, relative
+from tests.package.test_families import COMMON, VOCAB, eager
+from tests.package.test_long_context_models import (build, hf_greedy,
+                                                    hf_logits, ours, relative)
 
 TOL = 1e-10
 ROPES = {
@@ -107,10 +107,7 @@ def test_greedy_generation_equals_hugging_face(reference, use_cache):
     model, params, config = reference
     prompt = np.random.default_rng(5).integers(2, VOCAB, size=(1, 4))
     new = 16  # positions 4..19: past the original 16 of YaRN
-    with torch.no_grad(), float64_all():
-        theirs = model.generate(torch.from_numpy(prompt), max_new_tokens=new,
-                                min_new_tokens=new, do_sample=False,
-                                use_cache=use_cache).numpy()
+    theirs = hf_greedy(model, prompt, new, use_cache)
     mine = generate(params, config, prompt, max_new_tokens=new,
                     use_cache=use_cache)
     assert np.array_equal(mine, theirs)

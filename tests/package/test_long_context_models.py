@@ -37,12 +37,15 @@ VOCAB = 67
 def float64_hf():
     """Hugging Face's float32 internals, computed in float64 (same formulas):
     torch.float and torch.float32 name float64, and so does the default dtype
-    (dynamic NTK multiplies an integer tensor by a Python float)."""
+    (dynamic NTK multiplies an integer tensor by a Python float); Tensor.float()
+    (Gemma 2's norms call it) casts to float64."""
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
         with mock.patch.object(torch, "float", torch.float64), \
-                mock.patch.object(torch, "float32", torch.float64):
+                mock.patch.object(torch, "float32", torch.float64), \
+                mock.patch.object(torch.Tensor, "float",
+                                  lambda t: t.to(torch.float64)):
             yield
     finally:
         torch.set_default_dtype(default)
@@ -127,6 +130,14 @@ def hf_logits(model, ids):
         return model(torch.from_numpy(ids)).logits.numpy()
 
 
+def hf_greedy(model, prompt, new, use_cache):
+    """Hugging Face's greedy continuation of prompt (batch, n) by new tokens."""
+    with torch.no_grad(), float64_hf():
+        return model.generate(torch.from_numpy(prompt), max_new_tokens=new,
+                              min_new_tokens=new, do_sample=False,
+                              use_cache=use_cache).numpy()
+
+
 def ours(model):
     config = config_from_hf(model.config)
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
@@ -183,10 +194,7 @@ def test_greedy_generation_equals_hugging_face(reference, use_cache):
     model, params, config = reference
     prompt = np.random.default_rng(5).integers(2, VOCAB, size=(1, 4))
     new = 20  # positions 4..23: past every window and original length
-    with torch.no_grad(), float64_hf():
-        theirs = model.generate(torch.from_numpy(prompt), max_new_tokens=new,
-                                min_new_tokens=new, do_sample=False,
-                                use_cache=use_cache).numpy()
+    theirs = hf_greedy(model, prompt, new, use_cache)
     mine = generate(params, config, prompt, max_new_tokens=new,
                     use_cache=use_cache)
     assert np.array_equal(mine, theirs)
