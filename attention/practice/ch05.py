@@ -236,6 +236,10 @@ def check_tile_attention(your_function):
     for n, d, d_v, q0, b_q, block in _TILE_CASES:
         q, k, v = rng.normal(size=(n, d)), rng.normal(size=(n, d)), rng.normal(size=(n, d_v))
         k[:, 0] *= 2.0  # spread the scores so that mistakes show
+        # ... and make them grow along the keys, so that every query's maximum rises in
+        # a later block and a missing rescale always shows here
+        q[:, 0] = np.abs(q[:, 0]) + 0.5
+        k[:, 0] += np.linspace(0.0, 4.0, n)
         expected = attention(q, k, v, causal=True)[q0:q0 + b_q]  # (b_q, d_v)
         unseen = -(-(q0 + b_q) // block) * block  # first block that starts after the tile
         k_given, v_given = k.copy(), v.copy()
