@@ -170,7 +170,7 @@ def adamw_groups_step(params, grads, state, lr, weight_decay,
 
 
 # --8<-- [start:ex2-wrong-l2]
-# rejected with: a matrix decays
+# rejected with: two or more axes decays
 def adamw_groups_step(params, grads, state, lr, weight_decay,
                       betas=(0.9, 0.999), eps=1e-8):
     beta1, beta2 = betas
@@ -187,7 +187,7 @@ def adamw_groups_step(params, grads, state, lr, weight_decay,
 
 
 # --8<-- [start:ex2-wrong-decay-after]
-# rejected with: a matrix decays
+# rejected with: two or more axes decays
 def adamw_groups_step(params, grads, state, lr, weight_decay,
                       betas=(0.9, 0.999), eps=1e-8):
     beta1, beta2 = betas

@@ -28,7 +28,8 @@ from attention.gpt.tokenizer_files import check_tokenizer, read_tokenizer_files
 
 
 def merge_word(word, pair, new):
-    """Replace each occurrence of pair in word (a list of ids), left first."""
+    """Replace each occurrence of pair in word (a list of ids, or of
+    symbols), left first."""
     out, i = [], 0
     while i < len(word):
         if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
@@ -111,15 +112,7 @@ class BPETokenizer:
             first = min(pairs, key=lambda p: self.ranks.get(p, len(self.ranks)))
             if first not in self.ranks:
                 break  # no pair of this word is a merge
-            merged, i = [], 0
-            while i < len(parts):
-                if i + 1 < len(parts) and (parts[i], parts[i + 1]) == first:
-                    merged.append(parts[i] + parts[i + 1])
-                    i += 2
-                else:
-                    merged.append(parts[i])
-                    i += 1
-            parts = merged
+            parts = merge_word(parts, first, first[0] + first[1])
         return [self.vocab[p] for p in parts]
 
     def encode(self, text):

@@ -6,42 +6,50 @@ False. References come from ``attention.gpt``.
 """
 
 import math
-from collections import Counter
 
 import numpy as np
 
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
-from attention.gpt.bpe import merge_word
+from attention.gpt.bpe import BPETokenizer, train_bpe
 from attention.gpt.schedule import warmup_cosine
-from attention.practice.verdict import call, guard_checks, verdict
+from attention.practice.trials import fresh_rng
+from attention.practice.verdict import call, guard_checks, num, verdict
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
 def _reference_merge(words):
-    """The trainer's step (``attention.gpt.bpe``) on symbols instead of ids."""
-    pairs = Counter()
+    """The package's trainer (``attention.gpt.bpe``) run for one merge on these words.
+
+    Each word is written on its own line as often as it occurs: a line of letters
+    is one pre-token, so the trainer counts exactly these words; it gives ties to
+    the smallest ids, which for letters is the smallest pair."""
+    text = "".join(("".join(word) + "\n") * count for word, count in words.items())
+    vocab, merges = train_bpe([text], vocab_size=257)
+    tokenizer = BPETokenizer(vocab, merges)
+    merged = {}
     for word, count in words.items():
-        for pair in zip(word, word[1:]):
-            pairs[pair] += count
-    best = max(pairs.values())
-    pair = min(p for p, c in pairs.items() if c == best)
-    merged = Counter()
-    for word, count in words.items():
-        merged[tuple(merge_word(list(word), pair, pair[0] + pair[1]))] += count
-    return pair, dict(merged)
+        parts = tuple(tokenizer.tokens[i] for i in tokenizer.encode_word(word))
+        merged[parts] = merged.get(parts, 0) + count
+    return merges[0], merged
+
+
+def _random_words(rng):
+    """A few words over a small alphabet (repeated letters: overlapping pairs)."""
+    words = {}
+    for _ in range(int(rng.integers(3, 8))):
+        word = tuple(str(c) for c in rng.choice(list("aabcd"),
+                                                size=int(rng.integers(2, 8))))
+        words[word] = words.get(word, 0) + int(rng.integers(1, 6))
+    return words
 
 
 def check_merge_step(your_function):
     """Exercise 1: your_function(words) = (pair, merged words) for one BPE step."""
-    rng = np.random.default_rng(71)
-    for trial in range(20):
-        words = {}
-        for _ in range(6):
-            word = tuple(str(c) for c in rng.choice(list("aabc"), size=rng.integers(2, 7)))
-            words[word] = words.get(word, 0) + int(rng.integers(1, 5))
-        if trial == 0:
-            words = {("a", "a", "a"): 3, ("b", "c"): 2}  # overlapping pairs
+    rng = fresh_rng()
+    corpora = [{("a", "a", "a"): 3, ("b", "c"): 2}]  # overlapping pairs: aa|a
+    corpora += [_random_words(rng) for _ in range(20)]
+    for words in corpora:
         pair, expected = _reference_merge(words)
         got, problem = call(your_function, dict(words))
         if problem:
@@ -60,17 +68,26 @@ def check_merge_step(your_function):
         if got_words != expected:
             return verdict(False, f"merging {pair} in {words} gives {expected}, you gave "
                                   f"{got_words} (merge left to right, never overlapping)")
-    return verdict(True, "20 corpora merged as the trainer merges them, overlapping "
-                         "pairs included.")
+    return verdict(True, f"{len(corpora)} corpora (20 drawn at random) merged as the "
+                         f"package's trainer merges them, overlapping pairs included.")
 
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+def _random_params(rng):
+    """Matrices of two and three axes, biases and norm gains, of random sizes."""
+    d, h = (int(x) for x in rng.integers(2, 7, size=2))
+    return {"wte": rng.normal(size=(int(rng.integers(5, 9)), d)),
+            "attn.W_q": rng.normal(size=(d, h)), "attn.b_q": rng.normal(size=h),
+            "mlp.W_in": rng.normal(size=(2, d, h)),
+            "norm1.weight": 1 + 0.1 * rng.normal(size=d)}
+
+
 def check_adamw_groups(your_function):
     """Exercise 2: your_function(params, grads, state, lr, weight_decay) in place."""
-    rng = np.random.default_rng(72)
-    params = {"attn.W_q": rng.normal(size=(4, 3)), "attn.b_q": rng.normal(size=3),
-              "norm1.weight": 1 + rng.normal(size=3)}
+    rng = fresh_rng()
+    params = _random_params(rng)
+    lr, weight_decay = float(rng.uniform(0.01, 0.1)), float(rng.uniform(0.1, 1.0))
     ours = {n: p.copy() for n, p in params.items()}
     groups = decay_groups(ours)
     state = adamw_init(ours, groups)
@@ -78,34 +95,35 @@ def check_adamw_groups(your_function):
               "v": {n: np.zeros_like(p) for n, p in params.items()}}
     for _ in range(3):
         grads = {n: rng.normal(size=p.shape) for n, p in params.items()}
-        adamw_step(ours, grads, state, groups, lr=0.1, weight_decay=0.5)
+        adamw_step(ours, grads, state, groups, lr=lr, weight_decay=weight_decay)
         _, problem = call(your_function, params, {n: g.copy() for n, g in grads.items()},
-                          theirs, 0.1, 0.5, may_change=("params", "state"))
+                          theirs, lr, weight_decay, may_change=("params", "state"))
         if problem:
             return verdict(False, problem)
     for name in params:
         got = np.asarray(params[name], dtype=np.float64)
         if got.shape != ours[name].shape or not np.all(np.isfinite(got)):
             return verdict(False, f"{name} lost its shape or holds NaN")
-        if np.max(np.abs(got - ours[name])) > 1e-10:
-            decayed = name.endswith("W_q")
-            return verdict(False, f"after 3 steps {name} differs by "
-                                  f"{np.max(np.abs(got - ours[name])):.3g}; "
-                                  + ("a matrix decays: p ← p (1 - lr λ) each step"
-                                     if decayed else
+        error = float(np.max(np.abs(got - ours[name])))
+        if error > 1e-10:
+            return verdict(False, f"after 3 steps {name} differs by {num(error)}; "
+                                  + ("a parameter of two or more axes decays: "
+                                     "p ← p (1 - lr λ) each step"
+                                     if name in groups["decay"] else
                                      "biases and norm gains are not decayed"))
-    return verdict(True, "3 AdamW steps equal the two-group optimiser: the matrix "
-                         "decayed, the bias and the gain did not.")
+    return verdict(True, "3 AdamW steps with a random rate and decay equal the "
+                         "two-group optimiser: the matrices decayed, the bias and "
+                         "the gain did not.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
 
 def check_warmup_cosine(your_function):
     """Exercise 3: your_function(step, peak, floor, warmup, total) = the rate."""
-    rng = np.random.default_rng(73)
+    rng = fresh_rng()
     for _ in range(5):
-        total = int(rng.integers(20, 200))
-        warmup = int(rng.integers(2, total // 2))
+        total = int(rng.integers(100, 1000))  # three digits, two for the warm-up:
+        warmup = int(rng.integers(10, 100))   # the verdict wraps the same way
         peak = float(rng.uniform(1e-4, 1e-2))
         floor = peak * float(rng.uniform(0, 0.5))
         for step in range(total):
@@ -119,9 +137,10 @@ def check_warmup_cosine(your_function):
                 return verdict(False, f"return a number, got {type(got).__name__}")
             if not math.isfinite(got) or abs(got - want) > 1e-12 * peak:
                 where = "warm-up" if step < warmup else "cosine"
-                return verdict(False, f"step {step} of {total} (warm-up {warmup}, peak "
-                                      f"{peak:.3g}, floor {floor:.3g}) is in the {where}: "
-                                      f"the rate is {want:.6g}, you gave {got:.6g}")
+                return verdict(False, f"in the {where} of a random schedule (warm-up "
+                                      f"{warmup} of {total} steps, peak {num(peak)}, "
+                                      f"floor {num(floor)}) the rate at step {step} is "
+                                      f"{num(want)}, you gave {num(got)}")
     return verdict(True, "every step of 5 random schedules equals warm-up then cosine.")
 
 
