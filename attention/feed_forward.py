@@ -37,9 +37,18 @@ def gelu(x, *, approximate="none"):
         erf = np.asarray(_erf(x / math.sqrt(2)), dtype=x.dtype)
         return 0.5 * x * (1.0 + erf)
     if approximate == "tanh":
-        cube = x * x * x  # x**3 calls pow(): about 70x slower on arrays
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * cube)
-        return 0.5 * x * (1.0 + np.tanh(inner))
+        # In place, one new array in all: for the large arrays of training,
+        # each fresh temporary costs more than the arithmetic it holds.
+        c = math.sqrt(2 / math.pi)
+        y = x * x                          # x² (x**3 would call pow(): slow)
+        y *= 0.044715 * c
+        y += c
+        y *= x                             # √(2/π) (x + 0.044715 x³)
+        np.tanh(y, out=y)
+        y += 1.0
+        y *= x
+        y *= 0.5                           # ½ x (1 + tanh(...))
+        return y
     raise ValueError(
         f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 

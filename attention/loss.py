@@ -66,5 +66,8 @@ def cross_entropy_backward(logits, targets, *, ignore_index=-100):
     d_logits = np.exp(_log_softmax(logits))  # softmax, (..., vocab_size)
     target_p = np.take_along_axis(d_logits, picked, axis=-1)  # (..., 1)
     np.put_along_axis(d_logits, picked, target_p - 1.0, axis=-1)  # - onehot
-    return d_logits * (counted[..., None] / max(counted.sum(), 1))
+    # in the logits' dtype: bool / int64 would be float64, and so would
+    # float32 / NumPy's int64 count (an int() is a weak Python number)
+    weight = counted[..., None].astype(d_logits.dtype)  # (..., 1)
+    return d_logits * (weight / max(int(counted.sum()), 1))
 # --8<-- [end:cross_entropy]

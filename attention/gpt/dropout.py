@@ -19,7 +19,7 @@ import numpy as np
 def dropout_mask(rng, shape, p, dtype=np.float64):
     """0 with probability p, else 1/(1 - p): as torch's dropout scales."""
     keep = rng.random(shape) >= p  # (shape) booleans
-    return keep.astype(dtype) / dtype(1 - p)
+    return np.where(keep, dtype(1) / dtype(1 - p), dtype(0))  # one pass
 
 
 def dropout_masks(rng, config, batch, n, p, dtype=np.float64):
