@@ -1,4 +1,9 @@
-"""The training text: the course's own pages, some held out for validation.
+"""The training text: the prose of the course's own pages, some held out for
+validation.
+
+The model is to write English, so it reads the pages' sentences: ``prose``
+drops what is not prose (the code and its printed output, display formulas,
+tables, HTML, snippet and figure lines).
 
 The held-out pages are whole pages, not random lines: lines of one page
 share its words, examples and code, so a line-level split would let the
@@ -7,8 +12,44 @@ consecutive tokens of the training stream: the first n are the input, the
 last n the targets (each the token after its input).
 """
 
-# --8<-- [start:corpus]
+# --8<-- [start:prose]
+import re
+
 import numpy as np
+
+FENCE = re.compile(r"(`{3,}|~{3,})")  # a code block opens (or closes)
+NOT_PROSE = ("|", "<", "!!!", "???", "===", "--8<--", "![", "{{")
+ITEM = re.compile(r"#|[-*+] |\d+\. ")  # a heading or list item: own line
+
+
+def prose(markdown):
+    """The sentences of a Markdown page, one paragraph after another."""
+    lines = markdown.split("\n")
+    if lines[:1] == ["---"] and "---" in lines[1:]:
+        lines = lines[lines.index("---", 1) + 1:]  # the front matter
+    kept, fence, in_math = [], None, False
+    for line in lines:
+        text = line.strip()  # admonitions and tabs indent their bodies
+        if fence:  # inside a block: it ends at a fence as long, alone
+            if re.fullmatch(re.escape(fence[0]) + f"{{{len(fence)},}}", text):
+                fence = None
+        elif FENCE.match(text):
+            fence = FENCE.match(text).group(1)
+        elif in_math:
+            in_math = not text.endswith("$$")
+        elif text.startswith("$$"):  # a display formula, maybe one line
+            in_math = len(text) == 2 or not text.endswith("$$")
+        elif not text.startswith(NOT_PROSE):
+            text = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", text)  # links
+            if kept and kept[-1] and text and not ITEM.match(text):
+                kept[-1] += " " + text  # a paragraph's lines: one line
+            else:
+                kept.append(text)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip() + "\n"
+# --8<-- [end:prose]
+
+
+# --8<-- [start:corpus]
 
 
 def windows(ids, n):
