@@ -199,13 +199,15 @@
   function finish(block, result) {
     const expected = block.expected;
     const printed = block.printed;
-    if (result.ok && !block.stderr && expected !== null && printed.trim() &&
-        outputMatches(expected, printed) && !hasVerdict(printed)) {
+    const cut = result.limit && result.printed > result.limit;
+    // Compared with the page only when whole: a cut output is shown as it came.
+    const comparable = result.ok && !block.stderr && expected !== null && printed.trim() &&
+                       !cut && !hasVerdict(printed);
+    if (comparable && outputMatches(expected, printed)) {
       block.out.replaceChildren(line("Printed the same as the page's Output above.",
                                      "run-same"));
       block.output.dataset.shown = "same";
-    } else if (result.ok && !block.stderr && expected !== null && printed.trim() &&
-               !outputMatches(expected, printed) && !hasVerdict(printed)) {
+    } else if (comparable) {
       block.title.textContent = "Output in your browser: differs from the page " +
                                 "(− the page's line, + your browser's)";
       block.out.replaceChildren(...lineDiff(expected, printed).map(([sign, text]) =>
@@ -219,7 +221,7 @@
       appendText(block, (block.out.textContent.endsWith("\n") || !block.out.textContent
                          ? "" : "\n") + result.error + "\n", "run-stderr");
     }
-    if (result.limit && result.printed > result.limit) {
+    if (cut) {
       block.out.append(line(`[Output cut: the block printed ${result.printed.toLocaleString("en")} ` +
                             `characters; the first ${result.limit.toLocaleString("en")} are shown.]\n`,
                             "run-note"));

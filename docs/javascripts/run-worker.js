@@ -15,7 +15,7 @@
 let ready = null;
 
 const PRELUDE = `
-import builtins, contextlib, importlib.abc, importlib.machinery, io, linecache, sys, time
+import builtins, contextlib, importlib.abc, importlib.machinery, io, linecache, math, sys, time
 import traceback, types
 
 class _Unavailable:
@@ -90,7 +90,7 @@ class _Sink:
     def __init__(self, emit):
         self.emit, self.pending, self.stream = emit, [], None
         self.shown = self.total = 0
-        self.sent = time.monotonic()
+        self.sent = -math.inf  # the first piece goes at once
     def write(self, stream, text):
         self.total += len(text)
         text = text[: max(0, LIMIT - self.shown)]
