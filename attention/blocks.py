@@ -26,7 +26,10 @@ from attention.scaled_dot_product import attention
 
 
 def _linear(x, W, b=None):
-    return x @ W if b is None else x @ W + b
+    y = x @ W
+    if b is not None:
+        y += b  # in place: no second array of y's size
+    return y
 
 
 def _record(trace, **values):
@@ -62,8 +65,9 @@ def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None,
     if expand is not None:  # MLA (chapter 9): keys and values from a latent
         k, v = expand(k, v)
     group = q.shape[-3] // k.shape[-3]
-    k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
-    v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
+    if group > 1:  # (np.repeat copies even when it repeats once)
+        k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
+        v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
     out, weights = _scores_to_output(q, k, v, mask=mask, causal=causal,
                                      sinks=sinks, scale=scale,
                                      softcap=softcap)

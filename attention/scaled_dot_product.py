@@ -152,9 +152,11 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None,
         # 0/0 = NaN: score it 0 instead, then zero its weights.
         row_max = scores.max(axis=-1, keepdims=True)  # (..., n_q, 1)
         nothing = row_max == -np.inf
-        scores = np.where(nothing, 0.0, scores)
+        if nothing.any():  # (a causal mask alone never empties a row)
+            scores = np.where(nothing, 0.0, scores)
         weights = softmax(scores, axis=-1)
-        weights = np.where(nothing, 0.0, weights)  # (..., n_q, n_k)
+        if nothing.any():
+            weights = np.where(nothing, 0.0, weights)  # (..., n_q, n_k)
 
     output = weights @ v  # (..., n_q, d_v)
     output = output.astype(out_dtype, copy=False)
