@@ -224,3 +224,23 @@ def test_shipped_checkpoint_validation_loss_equals_its_log():
     loss = evaluate(params, config, tokens["val"], log["train"]["context"])
     assert abs(loss - log["checkpoint_val_loss"]) <= 1e-5 * loss
     assert (run.SHIPPED / "model.npz").stat().st_size <= 4 * 2**20  # float16, <= 4 MB
+
+
+def test_make_train_is_deterministic_for_its_seed(tmp_path, capsys):
+    """`make train`'s pipeline (run.main), on a tiny model for a few steps, twice: the same
+    tokenizer, tokens, checkpoint and log (all but the wall time)."""
+    from attention.gpt import run
+    model = ModelConfig(vocab_size=run.VOCAB_SIZE, d_model=16, n_layers=1, n_heads=2,
+                        max_positions=32)
+    tc = TrainConfig(steps=6, batch_size=2, context=32, warmup=2, eval_every=3)
+    for out in ("a", "b"):
+        run.main(model, tc, tmp_path / out)
+    for name in ("vocab.json", "merges.txt", "tokens.npz", "model.npz"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    logs = [json.loads((tmp_path / out / "log.json").read_text("utf8")) for out in "ab"]
+    for log in logs:  # the clock's readings differ, nothing else
+        del log["seconds"], log["tokens_per_second"]
+        for evaluation in log["evals"]:
+            del evaluation["seconds"]
+    assert logs[0] == logs[1] and logs[0]["loss"][-1] < logs[0]["loss"][0]
+    assert not list(tmp_path.glob("*/*.tmp")), "a temporary file was left behind"
