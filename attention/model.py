@@ -30,6 +30,7 @@ the mlp.* of every layer from moe.first_dense on (``attention.families.moe``).
 """
 
 # --8<-- [start:imports]
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -171,11 +172,16 @@ def _check_chapter_9(c):
     _check_moe(c)
 
 
+def _fields(cls):
+    return [field.name for field in dataclasses.fields(cls)]
+
+
 def _check_moe(c):
     """A mixture of experts (chapter 9): for llama and deepseek_v3 only."""
     if c.moe is None:
         return
-    if not isinstance(c.moe, MoE):
+    # A MoE, or a page's own copy of the class (chapter 9 shows it).
+    if not (dataclasses.is_dataclass(c.moe) and _fields(c.moe) == _fields(MoE)):
         raise TypeError(f"ModelConfig: moe must be a MoE or None, "
                         f"got {c.moe!r}")
     if c.arch not in ("llama", "deepseek_v3"):

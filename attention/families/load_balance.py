@@ -1,7 +1,9 @@
 """Load balance: how many tokens each expert gets, capacity, and the auxiliary loss.
 
 Lepikhin et al., "GShard" (2020), section 2.2 (expert capacity); Fedus et al., "Switch
-Transformers" (2021), section 2.2, equations (4)-(6) (the auxiliary loss); Jiang et al.,
+Transformers" (2021), section 2.2, equations (4)-(6) (the auxiliary loss); DeepSeek-AI,
+"DeepSeek-V3 Technical Report" (2024), section 2.1.2 (balance without the loss: a bias
+moved after every step); Jiang et al.,
 "Mixtral of Experts" (2024) and Hugging Face's ``load_balancing_loss_func`` (the same loss
 for top-k routing, which the tests compare with).
 
@@ -81,3 +83,18 @@ def load_balancing_loss_backward(router_logits, k):
     d_p = np.broadcast_to(E * f / T, p.shape)       # d loss / d p
     return softmax_backward(d_p, p)
 # --8<-- [end:loss]
+
+
+# --8<-- [start:bias_update]
+def update_selection_bias(bias, counts, rate):
+    """DeepSeek-V3's balance without a loss: after a training step, lower
+    the selection bias of every overloaded expert by rate and raise it for
+    every underloaded one (against the mean count); only the choice moves,
+    never the weights (``attention.families.routing.sigmoid_top_k``)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if np.shape(bias) != counts.shape:
+        raise ValueError(f"update_selection_bias: bias {np.shape(bias)} and "
+                         f"counts {counts.shape} must have one entry per "
+                         f"expert")
+    return bias + rate * np.sign(counts.mean() - counts)
+# --8<-- [end:bias_update]

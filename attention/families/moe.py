@@ -39,6 +39,7 @@ from attention.families.routing import (sigmoid_top_k, softmax_top_k,
 from attention.feed_forward import silu, swiglu
 # --8<-- [end:imports]
 
+# --8<-- [start:checks]
 ROUTERS = ("softmax", "top_k_softmax", "sigmoid")
 
 
@@ -111,6 +112,7 @@ def _check_moe(m):
             raise ValueError(f"MoE: {name} must be a positive finite number, "
                              f"got {value!r}")
         object.__setattr__(m, name, float(value))
+# --8<-- [end:checks]
 
 
 # --8<-- [start:shapes]
