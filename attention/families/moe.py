@@ -56,7 +56,7 @@ class MoE:
     top_k: int                  # experts each token is sent to
     d_ff: int                   # each expert's hidden width
     router: str = "softmax"     # "softmax" (Mixtral, Qwen3-MoE),
-    #                             "top_k_softmax" (gpt-oss), "sigmoid" (DeepSeek)
+    #                   "top_k_softmax" (gpt-oss), "sigmoid" (DeepSeek)
     renormalise: bool = True    # divide the k weights by their sum
     scale: float = 1.0          # times the routed weights (DeepSeek-V3: 2.5)
     n_group: int = 1            # expert groups (DeepSeek-V3: 8)

@@ -73,9 +73,10 @@ def parameter_counts(config):
     idle = 0  # the experts a token skips: (n_experts - top_k) of each
     if config.moe is not None:
         m = config.moe
+        skipped = m.n_experts - m.top_k
         for name, shape in shapes.items():
-            if ".mlp.experts." in name:
-                idle += math.prod(shape) * (m.n_experts - m.top_k) // m.n_experts
+            if ".mlp.experts." in name:  # (n_experts, ...): exact division
+                idle += math.prod(shape) * skipped // m.n_experts
     active = total - idle
     embedding = math.prod(shapes["embed.tokens"])
     return {"total": total, "active": active,
