@@ -16,7 +16,9 @@ differ on counting it, so ``parameter_counts`` gives both.
 # --8<-- [start:imports]
 import math
 
+from attention.families.costs import latent_cache_bytes
 from attention.families.moe import MoE
+from attention.kv_cache import kv_cache_bytes_for
 from attention.model import ModelConfig, parameter_shapes
 # --8<-- [end:imports]
 
@@ -107,11 +109,8 @@ def flops_per_token(config, n_context):
 
 def cache_bytes_per_token(config, *, bytes_per_value=2):
     """Bytes the KV cache adds per token, over every layer (windows aside):
-    a key and a value per key/value head, or MLA's latent and rotated key."""
-    c = config
-    if c.arch == "deepseek_v3":
-        per_layer = c.kv_lora_rank + c.qk_rope_head_dim
-    else:
-        per_layer = 2 * c.n_kv_heads * c.d_head
-    return c.n_layers * per_layer * bytes_per_value
+    chapter 4's keys and values, or MLA's latent and rotated key."""
+    if config.arch == "deepseek_v3":
+        return latent_cache_bytes(config, bytes_per_value=bytes_per_value)
+    return kv_cache_bytes_for(config, bytes_per_value=bytes_per_value)
 # --8<-- [end:flops]
