@@ -8,7 +8,7 @@ computes it. With g = x W_gate + b_gate and u = x W_up + b_up:
 
 alpha = 1.702 makes g * sigmoid(alpha g) the sigmoid approximation of GELU (Hendrycks and
 Gimpel 2016); the clamps (limit = 7) bound what one expert can add to the residual stream;
-the + 1 lets an expert pass g through where u is near zero.
+with u = 0 the + 1 passes the gated g on unchanged.
 """
 
 # --8<-- [start:imports]

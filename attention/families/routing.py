@@ -18,8 +18,9 @@ rules turn them into k expert indices and k weights:
   renormalised, times a constant.
 
 Ties: ``top_k`` keeps the lower expert index among equal scores (a stable sort).
-torch.topk's choice among equal values is not documented (on [1, 2, 2, 0, 2] its top two
-are indices 2 and 4), so equal choices are only defined where no scores tie.
+torch.topk's choice among equal values is not documented (PyTorch 2.13 on a CPU gives
+indices 2 and 4 as the top two of [1, 2, 2, 0, 2]), so the package's choices equal Hugging
+Face's only where no scores tie.
 """
 
 # --8<-- [start:imports]

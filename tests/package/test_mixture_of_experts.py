@@ -214,8 +214,11 @@ def test_the_load_balancing_loss_and_its_gradient_equal_autograd():
                                1) == pytest.approx(5.0, rel=1e-12)
 
 
-def test_top_k_breaks_ties_by_the_lower_index():
-    assert top_k(np.array([1.0, 2.0, 2.0, 0.0, 2.0]), 2).tolist() == [1, 2]
+def test_top_k_breaks_ties_by_the_lower_index_and_torch_may_not():
+    scores = np.array([1.0, 2.0, 2.0, 0.0, 2.0])
+    assert top_k(scores, 2).tolist() == [1, 2]
+    # routing.py's docstring: PyTorch's choice among ties is its own
+    assert torch.topk(torch.from_numpy(scores), 2).indices.tolist() == [2, 4]
     chosen, weights = softmax_top_k(np.zeros((1, 4)), 2)
     assert chosen.tolist() == [[0, 1]] and np.allclose(weights, 0.5)
 
@@ -286,8 +289,10 @@ def test_a_flat_expert_stack_is_refused_by_the_converter(reference):
         from_hf_state_dict(state, config)
 
 
-def test_unimplemented_mixture_settings_are_refused():
+@pytest.mark.parametrize("field, value", [("mlp_only_layers", [1]),
+                                          ("decoder_sparse_step", 2)])
+def test_unimplemented_mixture_settings_are_refused(field, value):
     config = qwen3_moe()
-    config.mlp_only_layers = [1]
-    with pytest.raises(ValueError, match="mlp_only_layers"):
+    setattr(config, field, value)
+    with pytest.raises(ValueError, match=field):
         config_from_hf(config)
