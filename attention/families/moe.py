@@ -143,16 +143,30 @@ def check_moe_params(p, moe, d_model):
         got = np.shape(p[name]) if name in p else None
         if got != shape:
             raise ValueError(
-                f"moe_layer: {name} must have shape {shape} for n_experts="
+                f"route: {name} must have shape {shape} for n_experts="
                 f"{moe.n_experts}, d_model={d_model}, d_ff={moe.d_ff}, got "
                 f"{got} (the router is (d_model, n_experts); every expert "
                 f"matrix holds n_experts matrices of one shape)")
+
+
+def _check_choices(x, indices, weights, moe, what):
+    """route's output for x: (tokens, top_k) expert indices and weights."""
+    shape = (np.shape(x)[0], moe.top_k)
+    indices = np.asarray(indices)
+    if (np.shape(indices) != shape or np.shape(weights) != shape
+            or indices.dtype.kind not in "iu" or (indices.size and (
+                indices.min() < 0 or indices.max() >= moe.n_experts))):
+        raise ValueError(f"{what}: indices and weights must have shape "
+                         f"(tokens, top_k) = {shape}, the indices integers in "
+                         f"0..{moe.n_experts - 1}; got {np.shape(indices)} "
+                         f"({indices.dtype}) and {np.shape(weights)}")
 # --8<-- [end:shapes]
 
 
 # --8<-- [start:route]
 def route(x, p, moe):
     """The router: x (tokens, d_model) -> (indices, weights), (tokens, k)."""
+    check_moe_params(p, moe, np.shape(x)[-1])
     logits = x @ p["mlp.router.W"]                  # (tokens, n_experts)
     if moe.bias:                                    # gpt-oss
         logits = logits + p["mlp.router.bias"]
@@ -192,6 +206,7 @@ def moe_dense(x, p, moe, indices, weights):
     """The reference: every expert on every token, weighted by gates that
     are zero off the chosen experts. x (tokens, d_model); indices, weights
     (tokens, k) from ``route``."""
+    _check_choices(x, indices, weights, moe, "moe_dense")
     gates = np.zeros((x.shape[0], moe.n_experts))   # (tokens, n_experts)
     np.put_along_axis(gates, indices, weights, axis=-1)
     return sum(gates[:, e, None] * expert(x, p, moe, e)
@@ -201,6 +216,7 @@ def moe_dense(x, p, moe, indices, weights):
 def moe_sparse(x, p, moe, indices, weights):
     """The same sum, each expert run on its own tokens only: gather the
     tokens that chose it, run it, scatter its weighted rows back."""
+    _check_choices(x, indices, weights, moe, "moe_sparse")
     out = np.zeros(x.shape, dtype=np.result_type(x, weights))
     for e in np.unique(indices):
         tokens, slot = np.nonzero(indices == e)     # who chose e, in which slot
@@ -219,9 +235,7 @@ def moe_layer(x, p, moe, *, sparse=True, trace=None):
     dense: equal), adds the shared experts' SwiGLU. trace: a dict that gets
     the choices, "router.indices" and "router.weights" (..., k).
     """
-    d_model = x.shape[-1]
-    check_moe_params(p, moe, d_model)
-    flat = x.reshape(-1, d_model)                   # (tokens, d_model)
+    flat = x.reshape(-1, x.shape[-1])               # (tokens, d_model)
     indices, weights = route(flat, p, moe)          # (tokens, k) each
     out = (moe_sparse if sparse else moe_dense)(flat, p, moe, indices,
                                                 weights)

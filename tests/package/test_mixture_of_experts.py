@@ -278,6 +278,11 @@ def test_routers_and_experts_of_the_wrong_shape_are_named():
         moe_layer(x, p | {"mlp.experts.W_up": np.ones((5, 8, 6))}, MOE)
     with pytest.raises(ValueError, match="k must be an integer in 1..5"):
         top_k(np.ones((3, 5)), 6)
+    chosen, weights = route(x, p, MOE)
+    with pytest.raises(ValueError, match=r"moe_sparse: .*\(3, 2\)"):
+        moe_sparse(x, p, MOE, chosen[:, :1], weights)
+    with pytest.raises(ValueError, match=r"moe_dense: .*0..4"):
+        moe_dense(x, p, MOE, chosen + 5, weights)
 
 
 def test_a_flat_expert_stack_is_refused_by_the_converter(reference):
