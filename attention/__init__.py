@@ -39,7 +39,9 @@ Chapter 8, long contexts (see attention.long_context)
     long_context      RoPE scaling rules, ALiBi, learned sinks, windowed cache sizes
 Chapter 9, smaller caches, steadier logits (see attention.families)
     families          multi-head latent attention and its absorbed form (DeepSeek-V3),
-                      soft-capping and Gemma 2's block, the model-card table
+                      soft-capping and Gemma 2's block, the model-card table; the
+                      mixture of experts: routers, dense and sparse experts, load
+                      balance, gpt-oss's clamped SwiGLU, active and total parameters
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.

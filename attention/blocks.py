@@ -17,7 +17,8 @@ import numpy as np
 
 from attention.families.softcap import capped_attention
 from attention.families.gemma import geglu, gemma_rms_norm
-from attention.feed_forward import mlp, swiglu
+from attention.families.moe import feed_forward
+from attention.feed_forward import mlp
 from attention.multi_head import merge_heads, split_heads
 from attention.norms import layer_norm, rms_norm
 from attention.long_context.sinks import sink_attention
@@ -207,7 +208,8 @@ def llama_block(x, p, config, positions, *, trace=None, attend_fn=None,
     """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
 
     No biases (chapter 8's ``attn_bias`` adds them to attention; chapter 9's
-    ``qk_norm`` normalises queries and keys, Qwen3).
+    ``qk_norm`` normalises queries and keys, Qwen3, and its ``moe`` makes
+    the MLP a mixture of experts: ``attention.families.moe.feed_forward``).
     x: (batch, n, d_model); positions: (n,) or (batch, n) integers, the
     absolute positions of the tokens (what RoPE rotates by).
     attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
@@ -220,8 +222,8 @@ def llama_block(x, p, config, positions, *, trace=None, attend_fn=None,
                                        dropout=drop.get("attn.weights")),
                         drop.get("attn.out"))
     h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
-    out = x_mid + dropped(swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"],
-                                 p["mlp.W_down"]), drop.get("mlp.out"))
+    out = x_mid + dropped(feed_forward(h2, p, config, trace=trace),
+                          drop.get("mlp.out"))
     _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
     return out
 # --8<-- [end:llama_block]

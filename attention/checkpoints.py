@@ -1,7 +1,8 @@
 """Hugging Face GPT-2 and Llama weights -> this package's parameter dict (NumPy only).
 
-Chapter 8 adds Mistral and Ministral, chapter 9 Qwen3, Gemma 2 and DeepSeek-V3 (dense
-layers), each a row of ``FAMILIES`` (and, where its names differ, a block reader).
+Chapter 8 adds Mistral and Ministral, chapter 9 Qwen3, Gemma 2, DeepSeek-V3 and the
+mixtures of experts (Mixtral, Qwen3-MoE, DeepSeek-V3's MoE layers, gpt-oss), each a row of
+``FAMILIES`` (and, where its names differ, a block reader).
 
 ``from_hf_state_dict`` takes a state dict whose values are already NumPy arrays (for
 example ``{k: v.numpy() for k, v in model.state_dict().items()}``) and renames, splits and
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention.families.moe import MoE
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.model import ModelConfig, parameter_shapes
 # --8<-- [end:imports]
@@ -39,7 +41,8 @@ class Family:
     """
     arch: str        # ModelConfig.arch
     read: dict       # HF field -> ModelConfig field, or (field or fields,
-    #                  function of (value, config) giving its value or values)
+    #                  function of (value, config) giving its value or values);
+    #                  a tuple of HF fields passes their values as a tuple
     accepted: dict   # HF field -> the values implemented (or a test of config)
     inert: frozenset  # fields that do not change the logits in eval mode
     fixed: dict = dataclasses.field(default_factory=dict)  # ModelConfig
@@ -169,6 +172,17 @@ def _mla_scale(rope, c):
     return scale
 
 
+def _deepseek_moe(values, c):
+    """DeepSeek-V3's experts (None where first_k_dense_replace covers every
+    layer): sigmoid routing, groups, shared experts, dense first layers."""
+    E, k, d_ff, norm, scale, groups, topk_group, shared, dense = values
+    if dense >= c.num_hidden_layers:
+        return None
+    return MoE(E, k, d_ff, router="sigmoid", renormalise=norm, scale=scale,
+               n_group=groups, topk_group=topk_group, n_shared=shared,
+               first_dense=dense)
+
+
 FAMILIES["deepseek_v3"] = Family(
     arch="deepseek_v3",
     read={k: v for k, v in FAMILIES["llama"].read.items()
@@ -179,19 +193,52 @@ FAMILIES["deepseek_v3"] = Family(
             "interleaved" if i else "halves")),
         "q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank",
         "qk_rope_head_dim": "qk_rope_head_dim",
-        "qk_nope_head_dim": "qk_nope_head_dim", "v_head_dim": "v_head_dim"},
+        "qk_nope_head_dim": "qk_nope_head_dim", "v_head_dim": "v_head_dim",
+        ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group",
+         "n_shared_experts", "first_k_dense_replace"): ("moe", _deepseek_moe)},
     accepted={"hidden_act": ("silu",), "attention_bias": (False,),
-              # dense layers only: no mixture of experts
-              "first_k_dense_replace": lambda c: (
-                  c.first_k_dense_replace is not None
-                  and c.first_k_dense_replace >= c.num_hidden_layers),
-              "num_mtp_layers": (0,),  # multi-token prediction: not built
-              "output_router_logits": (False,)},
-    # the experts' settings, unused with dense layers only; dropout
-    inert=frozenset({"moe_intermediate_size", "n_shared_experts",
-                     "n_routed_experts", "routed_scaling_factor", "n_group",
-                     "topk_group", "num_experts_per_tok", "norm_topk_prob",
-                     "attention_dropout", "pretraining_tp"}))
+              "num_mtp_layers": (0,)},  # multi-token prediction: not built
+    # what the model returns (router logits), training only (the aux loss
+    # needs router logits), dropout
+    inert=frozenset({"output_router_logits", "attention_dropout",
+                     "pretraining_tp"}))
+
+
+# Chapter 9's mixtures of experts. Hugging Face's settings that only change
+# training (the auxiliary loss's coefficient, Mixtral's router jitter) or what
+# the model returns (output_router_logits) leave the logits alone.
+_MOE_INERT = frozenset({"router_aux_loss_coef", "output_router_logits",
+                        "router_jitter_noise"})
+FAMILIES["mixtral"] = dataclasses.replace(
+    FAMILIES["mistral"],
+    read=_MISTRAL_READ | {"head_dim": "head_dim",
+                          ("num_local_experts", "num_experts_per_tok",
+                           "intermediate_size"): (
+                              "moe", lambda v, c: MoE(*v))},
+    inert=FAMILIES["llama"].inert | _MOE_INERT)
+FAMILIES["qwen3_moe"] = dataclasses.replace(
+    FAMILIES["qwen3"],
+    read=FAMILIES["qwen3"].read | {
+        ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "norm_topk_prob"): ("moe", lambda v, c: MoE(*v[:3],
+                                                     renormalise=v[3]))},
+    accepted=FAMILIES["qwen3"].accepted | {
+        "decoder_sparse_step": (1,),       # every layer a mixture
+        "mlp_only_layers": lambda c: not c.mlp_only_layers},
+    inert=FAMILIES["qwen3"].inert | _MOE_INERT)
+FAMILIES["gpt_oss"] = dataclasses.replace(
+    FAMILIES["llama"],
+    read=FAMILIES["llama"].read | {
+        "head_dim": "head_dim", "sliding_window": "sliding_window",
+        "layer_types": ("layer_types", _layer_types),
+        ("num_local_experts", "num_experts_per_tok", "intermediate_size",
+         "swiglu_limit", "swiglu_alpha"): ("moe", lambda v, c: MoE(
+             *v[:3], router="top_k_softmax", bias=True, swiglu_limit=v[3],
+             swiglu_alpha=v[4]))},
+    # its experts ignore hidden_act: the clamped SwiGLU is written out
+    accepted={}, inert=FAMILIES["llama"].inert | _MOE_INERT | {"hidden_act"},
+    fixed={"attn_sinks": True})
 
 
 def config_from_hf(hf_config):
@@ -211,7 +258,10 @@ def config_from_hf(hf_config):
     fields = {"arch": family.arch}
     fields |= family.fixed
     for hf_name, ours in family.read.items():
-        value = getattr(c, hf_name)
+        if isinstance(hf_name, tuple):  # several fields, one of ours
+            value = tuple(getattr(c, name) for name in hf_name)
+        else:
+            value = getattr(c, hf_name)
         if isinstance(ours, tuple):  # (our field or fields, conversion)
             ours, convert = ours
             value = convert(value, c)
@@ -238,7 +288,9 @@ def _refuse_unimplemented(c, family):
                     f"; implemented: {', '.join(map(repr, allowed))}")
             raise ValueError(f"config_from_hf: {type(c).__name__}.{name} = "
                              f"{value!r} is not implemented{what}")
-    known = set(family.read) | set(accepted) | family.inert | COMMON_INERT
+    read = {name for key in family.read
+            for name in (key if isinstance(key, tuple) else (key,))}
+    known = read | set(accepted) | family.inert | COMMON_INERT
     if not dataclasses.is_dataclass(c):
         return
     for field in dataclasses.fields(c):
@@ -338,10 +390,16 @@ def _llama(sd, i):
         "attn.W_v": sd[h + "self_attn.v_proj.weight"].T,
         "attn.W_o": sd[h + "self_attn.o_proj.weight"].T,
         "norm2.weight": sd[h + "post_attention_layernorm.weight"],
-        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
-        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
-        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
-    }
+    } | _mlp(sd, h)
+
+
+def _mlp(sd, h):
+    """Block h's MLP: Llama's SwiGLU, or a mixture of experts (chapter 9)."""
+    if h + "mlp.gate.weight" in sd or h + "mlp.router.weight" in sd:
+        return _experts(sd, h + "mlp.")
+    return {"mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
+            "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
+            "mlp.W_down": sd[h + "mlp.down_proj.weight"].T}
 # --8<-- [end:hf_names]
 
 
@@ -366,7 +424,7 @@ def _gemma2(sd, i):
 
 
 def _deepseek_v3(sd, i, n_heads):
-    """Block i of DeepSeek-V3 (dense): Hugging Face packs W_uq with W_qr
+    """Block i of DeepSeek-V3: Hugging Face packs W_uq with W_qr
     (q_b_proj or q_proj), W_dkv with W_kr (kv_a_proj_with_mqa) and W_uk with
     W_uv (kv_b_proj), head by head; unpack them (chapter 9)."""
     h, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
@@ -394,10 +452,38 @@ def _deepseek_v3(sd, i, n_heads):
         "attn.W_uv": W_b[..., d_nope:].reshape(r, -1),
         "attn.W_o": sd[a + "o_proj.weight"].T,
         "norm2.weight": sd[h + "post_attention_layernorm.weight"],
-        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
-        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
-        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
-    }
+    } | _mlp(sd, h)
+
+
+def _experts(sd, m):
+    """A mixture layer. Mixtral, Qwen3-MoE and DeepSeek-V3 stack each
+    expert's nn.Linear weights, gate above up, in gate_up_proj (E, 2 d_ff,
+    d_model); gpt-oss stores (E, d_model, 2 d_ff), gate and up columns
+    interleaved, with biases. DeepSeek-V3 adds the selection bias and the
+    shared experts, an ordinary SwiGLU (chapter 9)."""
+    gate_up = sd[m + "experts.gate_up_proj"]
+    if m + "router.weight" in sd:  # gpt-oss: already (d_in, d_out)
+        b = sd[m + "experts.gate_up_proj_bias"]       # (E, 2 d_ff)
+        return {
+            "mlp.router.W": sd[m + "router.weight"].T,
+            "mlp.router.bias": sd[m + "router.bias"],
+            "mlp.experts.W_gate": gate_up[..., ::2],  # (E, d_model, d_ff)
+            "mlp.experts.W_up": gate_up[..., 1::2],
+            "mlp.experts.W_down": sd[m + "experts.down_proj"],
+            "mlp.experts.b_gate": b[:, ::2], "mlp.experts.b_up": b[:, 1::2],
+            "mlp.experts.b_down": sd[m + "experts.down_proj_bias"]}
+    d_ff = gate_up.shape[1] // 2
+    gate_up = gate_up.transpose(0, 2, 1)              # (E, d_model, 2 d_ff)
+    p = {"mlp.router.W": sd[m + "gate.weight"].T,     # (d_model, E)
+         "mlp.experts.W_gate": gate_up[..., :d_ff],   # (E, d_model, d_ff)
+         "mlp.experts.W_up": gate_up[..., d_ff:],
+         "mlp.experts.W_down": sd[m + "experts.down_proj"].transpose(0, 2, 1)}
+    if m + "gate.e_score_correction_bias" in sd:      # DeepSeek-V3
+        p["mlp.router.select_bias"] = sd[m + "gate.e_score_correction_bias"]
+    if m + "shared_experts.gate_proj.weight" in sd:
+        p |= {f"mlp.shared.W_{x}": sd[f"{m}shared_experts.{x}_proj.weight"].T
+              for x in ("gate", "up", "down")}
+    return p
 # --8<-- [end:hf_names_ch09]
 
 
@@ -444,6 +530,11 @@ def _check_state(state_dict, config):
         if kind.kind != "f":
             raise ValueError(f"from_hf_state_dict: {key} must be an array of "
                              f"floats, got dtype {kind}")
+        if key.endswith(("experts.gate_up_proj", "experts.down_proj")) and (
+                np.ndim(value) != 3):
+            raise ValueError(f"from_hf_state_dict: {key} stacks one matrix "
+                             f"per expert: it must be 3-D, got shape "
+                             f"{np.shape(value)}")
         if key.endswith(("attn.c_attn.weight", "attn.c_attn.bias")):
             width = np.shape(value)[-1] if np.ndim(value) else 0
             if width != 3 * config.d_model:

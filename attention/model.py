@@ -24,10 +24,13 @@ on the right (x @ W, W of shape (d_in, d_out)):
 Chapter 9 adds attn.q_norm.weight, attn.k_norm.weight (QK-norm), post_norm1.weight and
 post_norm2.weight (gemma2), and for deepseek_v3 MLA's attn.W_dq, attn.dq_norm.weight,
 attn.W_uq, attn.W_qr, attn.W_dkv, attn.dkv_norm.weight, attn.W_kr, attn.W_uk, attn.W_uv
-in place of attn.W_q, attn.W_k, attn.W_v (``attention.families.mla``).
+in place of attn.W_q, attn.W_k, attn.W_v (``attention.families.mla``), and for a
+mixture of experts (config.moe) mlp.router.*, mlp.experts.* and mlp.shared.* in place of
+the mlp.* of every layer from moe.first_dense on (``attention.families.moe``).
 """
 
 # --8<-- [start:imports]
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -36,6 +39,7 @@ import numpy as np
 from attention.blocks import dropped, gemma2_block, gpt2_block, llama_block
 from attention.families.gemma import gemma_rms_norm
 from attention.families.mla import deepseek_block
+from attention.families.moe import MoE, moe_shapes
 from attention.families.softcap import softcap
 from attention.kv_cache import attend_functions, positions_for
 from attention.long_context.rope_scaling import RopeScaling
@@ -165,6 +169,28 @@ def _check_chapter_9(c):
     if c.arch == "gpt2" and used:
         raise ValueError(f"ModelConfig: gpt2 has none of {used}")
     _check_mla(c)
+    _check_moe(c)
+
+
+def _fields(cls):
+    return [field.name for field in dataclasses.fields(cls)]
+
+
+def _check_moe(c):
+    """A mixture of experts (chapter 9): for llama and deepseek_v3 only."""
+    if c.moe is None:
+        return
+    # A MoE, or a page's own copy of the class (chapter 9 shows it).
+    if not (dataclasses.is_dataclass(c.moe) and _fields(c.moe) == _fields(MoE)):
+        raise TypeError(f"ModelConfig: moe must be a MoE or None, "
+                        f"got {c.moe!r}")
+    if c.arch not in ("llama", "deepseek_v3"):
+        raise ValueError(f"ModelConfig: a mixture of experts (moe) is for "
+                         f"arch 'llama' or 'deepseek_v3', not {c.arch!r}")
+    if c.moe.first_dense > c.n_layers:
+        raise ValueError(f"ModelConfig: moe.first_dense = "
+                         f"{c.moe.first_dense} is more than n_layers = "
+                         f"{c.n_layers}")
 
 
 def _check_mla(c):
@@ -296,6 +322,8 @@ class ModelConfig:
     v_head_dim: int | None = None   # each head's value size
     mla_absorb: str = "decode"      # fold W_uk, W_uv: "decode" (one new
     #                                 token), "always" or "never"
+    # Chapter 9 (llama, deepseek_v3): a mixture of experts for the MLP.
+    moe: MoE | None = None          # None: every layer a dense SwiGLU
 
     @property
     def d_head(self) -> int:        # size of one head
@@ -368,6 +396,8 @@ def parameter_shapes(config):
         if gpt2:
             block |= {"mlp.W_in": (d, c.d_ff), "mlp.b_in": (c.d_ff,),
                       "mlp.W_out": (c.d_ff, d), "mlp.b_out": (d,)}
+        elif c.moe is not None and i >= c.moe.first_dense:  # chapter 9
+            block |= moe_shapes(c.moe, d)
         else:
             block |= {"mlp.W_gate": (d, c.d_ff), "mlp.W_up": (d, c.d_ff),
                       "mlp.W_down": (c.d_ff, d)}
@@ -402,13 +432,14 @@ def init_params(config, rng, *, std=0.02, dtype=np.float64):
     """Random parameters as GPT-2 initialised them.
 
     Weights ~ N(0, std^2); the projections that write into the residual
-    stream (attn.W_o, mlp.W_out, mlp.W_down) get std / sqrt(2 n_layers), so
-    the stream does not grow with depth; biases 0; norm weights 1.
+    stream (attn.W_o, mlp.W_out, mlp.W_down, the experts' W_down) get
+    std / sqrt(2 n_layers), so the stream does not grow with depth; biases
+    (a router's too) 0; norm weights 1.
     Draws from ``rng`` in the order of ``parameter_shapes(config)``.
     """
     params = {}
     for name, shape in parameter_shapes(config).items():
-        if name.endswith(".bias") or ".b_" in name:
+        if name.endswith("bias") or ".b_" in name:
             params[name] = np.zeros(shape, dtype)
         elif name.endswith(".weight"):      # the norms' gains
             # Gemma 2 stores each gain as its offset from one (chapter 9).

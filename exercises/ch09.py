@@ -13,7 +13,9 @@ from attention import softmax
 from attention.model import ModelConfig
 from attention.practice.ch09 import (check_absorb_key,
                                      check_capped_softmax_grad,
-                                     check_latent_cache_bytes)
+                                     check_latent_cache_bytes,
+                                     check_load_balancing_loss,
+                                     check_top_k_router)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -165,3 +167,130 @@ def capped_softmax_grad(g, s, cap):
     p = softmax(cap * t, axis=-1)
     return p * (g - np.sum(g * p, axis=-1, keepdims=True)) * cap * (1 - t * t)
 # --8<-- [end:ex3-wrong-times-cap]
+
+
+# --8<-- [start:ex4-starter]
+def top_k_router(logits, k):
+    """Gates (..., n_experts) from router logits (..., n_experts): the
+    softmax probabilities of each token's k most probable experts,
+    renormalised to sum to one; zero for the other experts."""
+    # Your code: this weighs every expert by its probability.
+    return softmax(logits, axis=-1)
+# --8<-- [end:ex4-starter]
+
+
+# --8<-- [start:ex4-solution]
+def top_k_router(logits, k):
+    """Gates (..., n_experts) from router logits (..., n_experts): the
+    softmax probabilities of each token's k most probable experts,
+    renormalised to sum to one; zero for the other experts."""
+    p = softmax(logits, axis=-1)                    # (..., n_experts)
+    chosen = np.argsort(-p, axis=-1)[..., :k]       # (..., k)
+    kept = np.take_along_axis(p, chosen, axis=-1)
+    gates = np.zeros_like(p)
+    np.put_along_axis(gates, chosen, kept / kept.sum(axis=-1, keepdims=True),
+                      axis=-1)
+    return gates
+# --8<-- [end:ex4-solution]
+
+
+# --8<-- [start:ex4-wrong-not-renormalised]
+# rejected with: not renormalised
+def top_k_router(logits, k):
+    p = softmax(logits, axis=-1)
+    chosen = np.argsort(-p, axis=-1)[..., :k]
+    gates = np.zeros_like(p)
+    np.put_along_axis(gates, chosen, np.take_along_axis(p, chosen, axis=-1),
+                      axis=-1)
+    return gates
+# --8<-- [end:ex4-wrong-not-renormalised]
+
+
+# --8<-- [start:ex4-wrong-least-probable]
+# rejected with: least probable
+def top_k_router(logits, k):
+    p = softmax(logits, axis=-1)
+    chosen = np.argsort(p, axis=-1)[..., :k]
+    kept = np.take_along_axis(p, chosen, axis=-1)
+    gates = np.zeros_like(p)
+    np.put_along_axis(gates, chosen, kept / kept.sum(axis=-1, keepdims=True),
+                      axis=-1)
+    return gates
+# --8<-- [end:ex4-wrong-least-probable]
+
+
+# --8<-- [start:ex4-wrong-over-tokens]
+# rejected with: over the tokens
+def top_k_router(logits, k):
+    p = softmax(logits, axis=0)
+    chosen = np.argsort(-p, axis=-1)[..., :k]
+    kept = np.take_along_axis(p, chosen, axis=-1)
+    gates = np.zeros_like(p)
+    np.put_along_axis(gates, chosen, kept / kept.sum(axis=-1, keepdims=True),
+                      axis=-1)
+    return gates
+# --8<-- [end:ex4-wrong-over-tokens]
+
+
+# --8<-- [start:ex5-starter]
+def load_balancing_loss(router_logits, k):
+    """n_experts * sum_e f_e P_e for router_logits (tokens, n_experts):
+    f_e = (top-k assignments to expert e) / tokens, P_e = the mean softmax
+    probability of expert e."""
+    # Your code: this counts only each token's first choice (Switch's k=1).
+    p = softmax(router_logits, axis=-1)
+    n_tokens, n_experts = p.shape
+    first = np.argmax(p, axis=-1)
+    f = np.bincount(first, minlength=n_experts) / n_tokens
+    return n_experts * np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def load_balancing_loss(router_logits, k):
+    """n_experts * sum_e f_e P_e for router_logits (tokens, n_experts):
+    f_e = (top-k assignments to expert e) / tokens, P_e = the mean softmax
+    probability of expert e."""
+    p = softmax(router_logits, axis=-1)             # (tokens, n_experts)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
+    return n_experts * np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex5-wrong-no-n-experts]
+# rejected with: not multiplied by n_experts
+def load_balancing_loss(router_logits, k):
+    p = softmax(router_logits, axis=-1)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
+    return np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-wrong-no-n-experts]
+
+
+# --8<-- [start:ex5-wrong-chosen-weights]
+# rejected with: over all experts
+def load_balancing_loss(router_logits, k):
+    p = softmax(router_logits, axis=-1)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
+    kept = np.take_along_axis(p, chosen, axis=-1)
+    gates = np.zeros_like(p)
+    np.put_along_axis(gates, chosen, kept / kept.sum(axis=-1, keepdims=True),
+                      axis=-1)
+    return n_experts * np.sum(f * gates.mean(axis=0))
+# --8<-- [end:ex5-wrong-chosen-weights]
+
+
+# --8<-- [start:ex5-wrong-per-assignment]
+# rejected with: the f sum to k
+def load_balancing_loss(router_logits, k):
+    p = softmax(router_logits, axis=-1)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / (n_tokens * k)
+    return n_experts * np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-wrong-per-assignment]

@@ -124,7 +124,7 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
         ("rope_scaling", None), ("sliding_window", None),
         ("attn_bias", False), ("attn_sinks", False), ("head_dim", None),
         ("qk_norm", None), ("attn_scale", None), ("attn_softcap", None),
-        ("final_softcap", None))
+        ("final_softcap", None), ("moe", None))
         if getattr(config, name) != off]
     if config.arch not in ("gpt2", "llama"):
         unsupported.append("arch")

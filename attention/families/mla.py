@@ -27,7 +27,7 @@ Face's cache does; ``expand`` turns them into what attention reads.
 import numpy as np
 
 from attention.blocks import _record, attend, dropped
-from attention.feed_forward import swiglu
+from attention.families.moe import feed_forward
 from attention.multi_head import merge_heads, split_heads
 from attention.norms import rms_norm
 from attention.positions import rope
@@ -153,7 +153,8 @@ def mla_attention(x, p, config, positions, *, absorbed, attend_fn=None,
 # --8<-- [start:deepseek_block]
 def deepseek_block(x, p, config, positions, *, trace=None, attend_fn=None,
                    dropout=None):
-    """DeepSeek-V3's dense decoder block: Llama's, with MLA for attention.
+    """DeepSeek-V3's decoder block: Llama's, with MLA for attention (and
+    its mixture of experts where config.moe has one for the layer).
 
     Absorbed where config.mla_absorb says: "decode" (one new token at a
     time: the cheap way to read a latent cache), "always" or "never".
@@ -166,8 +167,8 @@ def deepseek_block(x, p, config, positions, *, trace=None, attend_fn=None,
                                       absorbed=absorbed, attend_fn=attend_fn,
                                       trace=trace), drop.get("attn.out"))
     h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
-    out = x_mid + dropped(swiglu(h2, p["mlp.W_gate"], p["mlp.W_up"],
-                                 p["mlp.W_down"]), drop.get("mlp.out"))
+    out = x_mid + dropped(feed_forward(h2, p, config, trace=trace),
+                          drop.get("mlp.out"))
     _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
     return out
 # --8<-- [end:deepseek_block]

@@ -1,4 +1,5 @@
-"""Self-checks for the practice exercises of chapter 9 (latent attention, soft-capping).
+"""Self-checks for the practice exercises of chapter 9 (latent attention, soft-capping,
+the mixture of experts).
 
 Each check calls the reader's function on data of its own, drawn afresh at every call,
 prints one verdict ("✓ Correct: ..." or "✗ Not yet: ..." saying what is wrong) and
@@ -11,6 +12,8 @@ import numpy as np
 from attention.backward.softcap import capped_softmax_backward
 from attention.backward.softmax import softmax_backward
 from attention.families.costs import latent_cache_bytes
+from attention.families.load_balance import load_balancing_loss
+from attention.families.routing import softmax_top_k, top_k
 from attention.families.mla import absorb_key
 from attention.families.softcap import softcap
 from attention.model import ModelConfig
@@ -132,6 +135,116 @@ def check_capped_softmax_grad(your_function):
     ]
     return judge(your_function, trials, capped_softmax_backward, what="capped_softmax_grad",
                  hints=hints, success="your gradient equals the capped softmax's backward.")
+
+
+# Exercise 4 ---------------------------------------------------------------------------
+
+def _gates(chosen, weights, n_experts):
+    """(..., k) choices and weights -> gates (..., n_experts), zero elsewhere."""
+    gates = np.zeros(chosen.shape[:-1] + (n_experts,), dtype=weights.dtype)
+    np.put_along_axis(gates, chosen, weights, axis=-1)
+    return gates
+
+
+def _router_gates(logits, k):
+    return _gates(*softmax_top_k(logits, k), logits.shape[-1])
+
+
+def _logits_trial(rng, shape, k, dtype=np.float64):
+    z = (rng.normal(size=shape) * 2).astype(dtype)
+    return Trial(f"logits of shape {shape_text(shape)} with k={k} in "
+                 f"{np.dtype(dtype).name}", (z, k), {}, np.dtype(dtype))
+
+
+def check_top_k_router(your_function):
+    """Exercise 4: your_function(logits, k) = each token's gates, softmax, top k,
+    renormalised, zero off the chosen experts."""
+    rng = fresh_rng()
+    trials = [_logits_trial(rng, (5, 8), 2), _logits_trial(rng, (3, 4, 6), 3),
+              _logits_trial(rng, (6, 16), 4, np.float32),
+              _logits_trial(rng, (7, 5), 5)]
+
+    def gates_of(p, chosen, renormalise=True):
+        w = np.take_along_axis(p, chosen, axis=-1)
+        if renormalise:
+            w = w / w.sum(axis=-1, keepdims=True)
+        return _gates(chosen, w, p.shape[-1])
+
+    def p_of(z, axis=-1):
+        return softmax(np.asarray(z, dtype=np.float64), axis=axis)
+
+    hints = [
+        (lambda z, k: gates_of(p_of(z), top_k(z, k), renormalise=False),
+         "the k kept probabilities are not renormalised: divide them by their sum, so "
+         "each token's gates sum to one"),
+        (lambda z, k: p_of(z),
+         "every expert got a weight; only the k chosen experts get one, the others are "
+         "zero"),
+        (lambda z, k: gates_of(p_of(z), top_k(-z, k)),
+         "kept the k least probable experts; a router keeps the k most probable"),
+        (lambda z, k: gates_of(p_of(z, axis=0), top_k(p_of(z, axis=0), k)),
+         "the softmax ran over the tokens (axis 0); it runs over each token's experts, "
+         "the last axis"),
+    ]
+    return judge(your_function, trials, _router_gates, what="top_k_router", hints=hints,
+                 success="your gates are the top k softmax probabilities, renormalised.")
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def _skewed_trial(rng, shape, k, dtype=np.float64):
+    z = rng.normal(size=shape) + np.linspace(2.0, 0.0, shape[-1])  # uneven load
+    z = z.astype(dtype)
+    return Trial(f"router logits of shape {shape_text(shape)} with k={k} in "
+                 f"{np.dtype(dtype).name}", (z, k), {}, np.dtype(dtype))
+
+
+def _loss_parts(z, k):
+    """(n_experts, counts per expert of the top k, mean probabilities)."""
+    p = softmax(np.asarray(z, dtype=np.float64), axis=-1)
+    E = p.shape[-1]
+    counts = np.bincount(top_k(p, k).ravel(), minlength=E)
+    return E, counts, p.mean(axis=0)
+
+
+def check_load_balancing_loss(your_function):
+    """Exercise 5: your_function(router_logits, k) = n_experts * sum_e f_e P_e."""
+    rng = fresh_rng()
+    trials = [_skewed_trial(rng, (64, 8), 2), _skewed_trial(rng, (100, 16), 4),
+              _skewed_trial(rng, (50, 6), 2, np.float32),
+              _skewed_trial(rng, (33, 5), 1)]
+
+    def top_1(z, k):
+        E, _, P = _loss_parts(z, k)
+        f = np.bincount(np.argmax(z, axis=-1), minlength=E) / len(z)
+        return E * np.sum(f * P)
+
+    def without_e(z, k):
+        E, counts, P = _loss_parts(z, k)
+        return np.sum(counts / len(z) * P)
+
+    def chosen_weights(z, k):
+        E, counts, _ = _loss_parts(z, k)
+        chosen, weights = softmax_top_k(np.asarray(z, dtype=np.float64), k)
+        P = _gates(chosen, weights, E).mean(axis=0)
+        return E * np.sum(counts / len(z) * P)
+
+    def per_assignment(z, k):
+        E, counts, P = _loss_parts(z, k)
+        return E * np.sum(counts / (len(z) * k) * P)
+
+    hints = [
+        (top_1, "only each token's first choice was counted; f counts all k choices "
+         "of every token"),
+        (without_e, "the sum is not multiplied by n_experts, which makes an even "
+         "router's loss k whatever the number of experts"),
+        (chosen_weights, "P_e is the mean softmax probability over all experts, not "
+         "the renormalised weights of the chosen ones"),
+        (per_assignment, "f was divided by tokens * k; f_e = assignments to e / tokens, "
+         "so the f sum to k"),
+    ]
+    return judge(your_function, trials, load_balancing_loss, what="load_balancing_loss",
+                 hints=hints, success="your loss equals n_experts * sum_e f_e P_e.")
 
 
 guard_checks(globals())

@@ -1,6 +1,7 @@
 """Chapter 9's multi-head latent attention against Hugging Face's DeepSeek-V3, float64.
 
-Dense layers only (first_k_dense_replace >= num_hidden_layers), with and without
+Dense layers only (first_k_dense_replace >= num_hidden_layers; the mixture-of-experts
+layers are tests/package/test_mixture_of_experts.py's), with and without
 low-rank queries (q_lora_rank), with plain RoPE and with YaRN whose mscale_all_dim changes
 the softmax scale. Hugging Face's float32 internals swapped for float64 as in chapter 8
 (``float64_hf``). Logits <= 1e-10 relative to their largest value; the absorbed path
@@ -140,7 +141,6 @@ def test_the_float64_swap_moves_hugging_face_only_at_float32_rounding():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(first_k_dense_replace=1), "first_k_dense_replace = 1"),
     (dict(num_mtp_layers=1), "num_mtp_layers = 1"),
     (dict(attention_bias=True), "attention_bias = True"),
     (dict(hidden_act="gelu"), "hidden_act = 'gelu'"),
