@@ -1,5 +1,5 @@
 """Practice notebooks, generated from each chapter page's Practice section, executed twice
-in a real kernel.
+in a real kernel, outside the repository (an empty directory, only the package importable).
 
 As generated (the starters), every self-check prints "✗ Not yet: " and says what is wrong;
 with each starter cell replaced by its worked solution, every self-check prints
@@ -52,13 +52,27 @@ def with_solutions(nb):
     return nb
 
 
-def verdicts(nb) -> list[str]:
-    """Run the notebook (its install cell skipped: no network here, and the kernel sees the
-    checkout's package); return what each self-check cell printed."""
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory):
+    """Where a notebook runs, as a reader's download would: an empty working directory, and
+    of the repository only the package on the kernel's path (the install cell's stand-in)."""
+    root = tmp_path_factory.mktemp("reader")
+    (root / "site-packages").mkdir()
+    (root / "site-packages" / "attention").symlink_to(ROOT / "attention")
+    (root / "work").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(root / "site-packages"))
+        yield root / "work"
+    assert not list((root / "work").iterdir()), "a notebook wrote files"
+
+
+def verdicts(nb, where) -> list[str]:
+    """Run the notebook in ``where`` (its install cell skipped: no network here; the kernel
+    sees the checkout's package only); return what each self-check cell printed."""
     assert nb.cells[1].source.startswith("%pip install")
     nb.cells[1].source = "# " + nb.cells[1].source.replace("\n", "\n# ")
     NotebookClient(nb, kernel_name="python3", timeout=120,
-                   resources={"metadata": {"path": str(ROOT)}}).execute()
+                   resources={"metadata": {"path": str(where)}}).execute()
     printed = []
     for cell in nb.cells:
         if cell.cell_type == "code" and CHECK_CALL.match(cell.source.strip()):
@@ -67,10 +81,10 @@ def verdicts(nb) -> list[str]:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.number)
-def test_every_self_check_fails_helpfully_on_the_starters(chapter):
+def test_every_self_check_fails_helpfully_on_the_starters(chapter, outside):
     nb = practice_notebook(chapter)
     starters = sum(cell.metadata.get("snippet", "").endswith("-starter") for cell in nb.cells)
-    printed = verdicts(nb)
+    printed = verdicts(nb, outside)
     assert len(printed) == starters > 0
     for text in printed:
         assert text.startswith("✗ Not yet: "), text
@@ -78,8 +92,8 @@ def test_every_self_check_fails_helpfully_on_the_starters(chapter):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.number)
-def test_every_self_check_passes_with_the_solutions(chapter):
-    printed = verdicts(with_solutions(practice_notebook(chapter)))
+def test_every_self_check_passes_with_the_solutions(chapter, outside):
+    printed = verdicts(with_solutions(practice_notebook(chapter)), outside)
     assert printed and all(text.startswith("✓ Correct: ") for text in printed), printed
 
 
