@@ -109,7 +109,7 @@ N_HEADS = 4
 
 
 @functools.cache
-def _head_weights():
+def head_weights():
     """(n_heads, n, n) weights of one random causal multi-head layer (d_model 16,
     4 heads) on six random token vectors, seeded."""
     rng = np.random.default_rng(7)
@@ -128,7 +128,7 @@ def heads(head):
     """Chapter 2: one head's weights in a random causal multi-head layer; every head
     has its own projections, so its own pattern over the same tokens."""
     h = int(head)
-    w = _head_weights()[h]  # (n, n)
+    w = head_weights()[h]  # (n, n)
     last = N_TOKENS - 1
     j = int(np.argmax(w[last]))
     previous = float(np.mean(np.diagonal(w, offset=-1)))
