@@ -40,6 +40,10 @@ Chapter 8, long contexts (see attention.long_context)
 Chapter 9, smaller caches, steadier logits (see attention.families)
     families          multi-head latent attention and its absorbed form (DeepSeek-V3),
                       soft-capping and Gemma 2's block, the model-card table
+Live figures, across chapters 1 to 7 (see attention.interactive)
+    interactive       controls and figures the reader moves in the browser: softmax
+                      under a temperature, masks and d_k, heads, the sampling filters,
+                      the online softmax's tiles, the trained model's attention
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.
