@@ -62,7 +62,7 @@ def softmax_temperature(temperature):
 N_TOKENS = 6  # chapter 2's live weights: six random queries and keys
 MASKS = (("none", "none"), ("causal", "causal"),
          ("padding", "padding: the last 2 keys are <pad>"),
-         ("window", "sliding window of 3, 1 sink"))
+         ("window", "causal sliding window of 3, 1 sink"))
 
 
 def _mask(kind, n):
@@ -95,9 +95,9 @@ def weights_causal(d_k, scaled, mask):
     worst = int(np.argmax(tops))
     saturated = int(np.sum(tops > 0.9))
     how = "scaled by 1/√d_k" if scaled else "not scaled"
-    summary = (f"d_k = {d}, scores {how}, mask {mask}: query {worst} puts "
-               f"{percent(tops[worst])} on key {int(np.argmax(w[worst]))}, its largest "
-               f"weight; {saturated} of {N_TOKENS} rows give one key more than 90%.")
+    summary = (f"d_k = {d}, scores {how}, mask {mask}: the most peaked row is query "
+               f"{worst}, with {percent(tops[worst])} on key {int(np.argmax(w[worst]))}; "
+               f"{saturated} of {N_TOKENS} rows give one key more than 90%.")
     names = [str(i) for i in range(N_TOKENS)]
     return figure(summary,
                   heatmap(f"d_k = {d}, {how}, mask: {mask}", names, names, w, ~allowed),

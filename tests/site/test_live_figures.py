@@ -190,6 +190,11 @@ def test_every_live_figure_follows_its_controls_as_cpython_computes_them(
             problems += audit_figures(page, axe_source, "moved, light, 1280 px")
             problems += [f"{source}: {e}" for e in seen.errors[errors:] + seen.failed[failed:]]
             times.append(f"{source.split('/')[-1][:4]} {time.perf_counter() - start:.1f} s")
+        # The audit is live: grey on white inside a figure is reported.
+        page.evaluate("""() => document.querySelector('.live-figure__summary')
+            .insertAdjacentHTML('afterend', '<p style="color: #bbbbbb">grey on white</p>')""")
+        assert any("color-contrast" in p for p in audit_figures(page, axe_source, "grey")), \
+            "axe did not report grey text on white in a live figure"
     finally:
         if tab.seen is not None:
             tab.seen.page.close()
