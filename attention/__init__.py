@@ -42,6 +42,10 @@ Chapter 9, smaller caches, steadier logits (see attention.families)
                       soft-capping and Gemma 2's block, the model-card table; the
                       mixture of experts: routers, dense and sparse experts, load
                       balance, gpt-oss's clamped SwiGLU, active and total parameters
+Live figures, across chapters 1 to 7 (see attention.interactive)
+    interactive       controls and figures the reader moves in the browser: softmax
+                      under a temperature, masks and d_k, heads, the sampling filters,
+                      the online softmax's tiles, the trained model's attention
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.

@@ -16,8 +16,14 @@
   const help = new URL("#run-the-code-in-your-browser", root).href;  // the home page explains Run
   const INDENT = "    ";
   const course = { worker: null, pending: new Map(), nextId: 1, page: null, statusLog: [],
-                   outputMatches };
+                   outputMatches, statusListeners: new Set(), compute };
   window.runInPage = course;
+
+  // A live figure (live-figures.js): the package's attention.interactive computes it from
+  // the controls' values, in the same worker as the blocks, outside every page's namespace.
+  function compute(figure, values) {
+    return send({ type: "figure", figure, values: JSON.stringify(values) });
+  }
 
   function send(message, onOutput) {
     if (!course.worker) {
@@ -56,6 +62,7 @@
 
   function announce(text) {
     course.statusLog.push(text);
+    course.statusListeners.forEach((listener) => listener(text));
     const page = course.page;
     if (page && page.running) {
       page.running.loading = text;

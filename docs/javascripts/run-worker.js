@@ -3,7 +3,8 @@
 // The worker loads the runtime, NumPy and the course's package from the site itself
 // (assets/pyodide/, written at build time by tools/site/run_in_page.py), keeps one
 // namespace per page, and what the page left of the state pages share (NumPy's print
-// options, the global random generators), and runs one block at a time. What a block
+// options, the global random generators), and runs one block (or computes one live
+// figure, attention.interactive, outside every namespace) at a time. What a block
 // prints (stdout and stderr, warnings included) is sent to the page while it runs, up to
 // a limit. Running in a worker keeps the page responsive; a runaway loop is stopped by
 // terminating the worker.
@@ -141,6 +142,14 @@ def _run(page, code, name="<block>", emit=print):
         sink.flush()
     return error, sink.total
 
+def _figure(name, values):
+    """A live figure (attention.interactive) as JSON, or the error the reader sees."""
+    import attention.interactive as live
+    try:
+        return live.compute_json(name, values), None
+    except ValueError as error:
+        return None, str(error)
+
 def _reset(page):
     _namespaces.pop(page, None)
     _states.pop(page, None)
@@ -217,7 +226,7 @@ async function start() {
 }
 
 self.onmessage = async (event) => {
-  const { id, type, page, code, name } = event.data;
+  const { id, type, page, code, name, figure, values } = event.data;
   let pyodide;
   try {
     if (!ready) {
@@ -236,6 +245,12 @@ self.onmessage = async (event) => {
     if (type === "reset") {
       pyodide.globals.get("_reset")(page);
       self.postMessage({ id, type: "done", ok: true, error: null, printed: 0 });
+      return;
+    }
+    if (type === "figure") {
+      const [result, error] = pyodide.globals.get("_figure")(figure, values).toJs();
+      self.postMessage({ id, type: "done", ok: error === null || error === undefined,
+                         result: result ?? null, error: error ?? null });
       return;
     }
     const emit = (stream, text) => self.postMessage({ id, type: "output", stream, text });

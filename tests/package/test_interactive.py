@@ -1,0 +1,199 @@
+"""The live figures (attention.interactive): each one is the package's own computation,
+its inputs are the pages' own, and bad control values are refused by name.
+
+Tolerances: the figures call the same functions as the references here, so they agree
+to 1e-12 (the online softmax's last step with the direct softmax, to 1e-12 as in
+chapter 5).
+"""
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from attention.gpt.run import shipped
+from attention.interactive import FIGURES, compute, compute_json
+from attention.interactive import figures as live
+from attention.kv_cache import sliding_window_mask
+from attention.model import forward
+from attention.multi_head import multi_head_attention
+from attention.sampling import apply_temperature, probabilities, process_logits
+from attention.softmax import softmax
+from tests.support import ROOT
+from tools.site.live_figures import figure_html
+
+CHAPTERS = ROOT / "docs" / "chapters"
+
+
+def page_array(page: str, pattern: str) -> np.ndarray:
+    """The array a page types, found by the regex ``pattern`` (its group 1 is the list)."""
+    text = next(CHAPTERS.glob(f"{page}-*.md")).read_text("utf8")
+    found = re.search(pattern, text, re.S)
+    assert found, f"{page}: {pattern} not found"
+    return np.array(eval(found.group(1), {}))  # a list literal the page typed
+
+
+def panel(result, kind, index=0):
+    return [p for p in result["panels"] if p["kind"] == kind][index]
+
+
+def test_the_inputs_are_the_pages_own():
+    vectors = page_array("ch01", r"\nvectors = np\.array\((\[.*?\])\)")
+    assert np.array_equal(vectors, live.VECTORS)
+    assert np.array_equal(page_array("ch04", r"\nlogits = np\.array\((\[.*?\])\)"), live.LOGITS)
+    assert np.array_equal(page_array("ch05", r"\ns = np\.array\((\[.*?\])\)"), live.ROW_SCORES)
+    assert np.array_equal(page_array("ch05", r"\nvals = np\.array\((\[.*?\])\)"),
+                          live.ROW_VALUES)
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_figure_draws_its_defaults_as_json(name):
+    result = json.loads(compute_json(name, "{}"))
+    assert result == compute(name)
+    assert len(result["summary"].split()) >= 8
+    assert result["panels"]
+    for p in result["panels"]:
+        numbers = (p.get("values") if p["kind"] != "facts" else [r["value"] for r in p["rows"]])
+        assert np.all(np.isfinite(np.array(numbers, dtype=float)))
+
+
+def test_the_figures_are_the_six_of_the_issue():
+    assert sorted(FIGURES) == ["ch01-softmax-temperature", "ch02-heads", "ch02-weights-causal",
+                               "ch04-sampling-filters", "ch05-online-softmax-tiles",
+                               "ch07-attention-head"]
+
+
+@pytest.mark.parametrize("temperature", [0.05, 0.5, 1.0, 5.0])
+def test_softmax_temperature_is_softmax_of_the_scaled_scores(temperature):
+    result = compute("ch01-softmax-temperature", {"temperature": str(temperature)})
+    p = softmax(live.VECTORS[0] @ live.VECTORS.T / temperature)
+    np.testing.assert_allclose(panel(result, "bars")["values"], p, rtol=0, atol=1e-12)
+    entropy = panel(result, "facts")["rows"][0]["value"]
+    assert abs(entropy + np.sum(p * np.log(p))) < 1e-12
+    assert entropy <= math.log(5)
+
+
+def test_unscaled_scores_saturate_as_d_k_grows_and_scaled_ones_do_not():
+    def saturated(d_k, scaled):
+        w = np.array(panel(compute("ch02-weights-causal", {"d_k": d_k, "scaled": scaled}),
+                           "heatmap")["values"])
+        return int(np.sum(w.max(axis=1) > 0.9))
+
+    assert saturated("1024", False) >= 4
+    assert saturated("4", False) <= 1
+    assert saturated("1024", True) == 0
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "padding", "window"])
+def test_blocked_cells_get_no_weight_and_rows_sum_to_one(mask):
+    heat = panel(compute("ch02-weights-causal", {"mask": mask}), "heatmap")
+    w, blocked = np.array(heat["values"]), np.array(heat["blocked"])
+    assert np.all(w[blocked] == 0)
+    np.testing.assert_allclose(w.sum(axis=1), 1, rtol=0, atol=1e-12)
+    expected = {"none": np.zeros((6, 6), bool), "causal": np.triu(np.ones((6, 6), bool), 1),
+                "padding": np.broadcast_to(np.arange(6) >= 4, (6, 6)),
+                "window": ~sliding_window_mask(6, 3, n_sinks=1)}[mask]
+    assert np.array_equal(blocked, expected)
+
+
+def test_each_head_is_one_head_of_multi_head_attention():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(6, 16))
+    W_q, W_k, W_v, W_o = rng.normal(size=(4, 16, 16)) / math.sqrt(16)
+    _, weights = multi_head_attention(x, W_q, W_k, W_v, W_o, 4, causal=True,
+                                      return_weights=True)
+    drawn = [np.array(panel(compute("ch02-heads", {"head": str(h)}), "heatmap")["values"])
+             for h in range(4)]
+    np.testing.assert_allclose(np.stack(drawn), weights, rtol=0, atol=1e-12)
+    assert not np.allclose(drawn[0], drawn[1])  # heads differ
+
+
+@pytest.mark.parametrize("settings, kept", [
+    ({}, list(range(8))),
+    ({"top_k": "3"}, [0, 1, 7]),
+    ({"top_p": "0.9"}, [0, 1, 7]),
+    ({"min_p": "0.1"}, [0, 7]),
+    ({"temperature": "0.5", "top_p": "0.9"}, [7]),
+])
+def test_sampling_keeps_what_process_logits_keeps(settings, kept):
+    result = compute("ch04-sampling-filters", settings)
+    bars = panel(result, "bars")
+    t = float(settings.get("temperature", 1))
+    filtered = process_logits(live.LOGITS, temperature=t,
+                              top_k=int(settings.get("top_k", 0)),
+                              top_p=float(settings.get("top_p", 1)),
+                              min_p=float(settings.get("min_p", 0)) or None)
+    np.testing.assert_allclose(bars["values"], probabilities(filtered), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(bars["before"], probabilities(apply_temperature(live.LOGITS, t)),
+                               rtol=0, atol=1e-12)
+    assert [i for i, m in enumerate(bars["marks"]) if m == "kept"] == kept
+    assert f"{len(kept)} of 8 tokens kept" in result["summary"]
+
+
+def test_the_online_softmax_steps_end_at_the_softmax_of_the_row():
+    steps = [panel(compute("ch05-online-softmax-tiles", {"step": str(s)}), "facts")["rows"]
+             for s in (1, 2, 3)]
+    m = [rows[0]["value"] for rows in steps]
+    l = [rows[1]["value"] for rows in steps]
+    assert m == [3.0, 5.0, 5.0]  # the figure of section 5.3: 3, then 5 and 5
+    assert [round(x, 3) for x in l] == [1.135, 1.203, 1.578]
+    exact = softmax(live.ROW_SCORES) @ live.ROW_VALUES
+    assert abs(steps[-1][2]["value"] - exact) < 1e-12
+    assert abs(l[-1] - np.exp(live.ROW_SCORES - 5).sum()) < 1e-12
+    marks = panel(compute("ch05-online-softmax-tiles", {"step": "2"}), "bars")["marks"]
+    assert marks == ["read", "read", "now", "now", "next", "next"]
+
+
+def test_the_trained_model_figure_is_the_models_own_weights():
+    tokenizer, params, config, _, _ = shipped()
+    prompt = "Each head looks back at the keys."
+    ids = tokenizer.encode(prompt)
+    traces = {}
+    for dtype in (np.float32, np.float64):  # the figure computes in float64
+        traces[dtype] = {}
+        forward({k: v.astype(dtype) for k, v in params.items()}, config,
+                np.array(ids)[None], trace=traces[dtype])
+    heat = panel(compute("ch07-attention-head", {"prompt": prompt, "layer": "2",
+                                                  "head": "1"}), "heatmap")
+    weights = traces[np.float64]["blocks.2.weights"][0, 1]  # (n, n)
+    np.testing.assert_allclose(heat["values"], weights, rtol=0, atol=1e-12)
+    # ... and the float32 model, which chapter 7 runs, differs from it at float32 rounding
+    np.testing.assert_allclose(traces[np.float32]["blocks.2.weights"][0, 1], weights,
+                               rtol=0, atol=1e-5)
+    assert len(heat["rows"]) == len(ids) < live.MAX_PROMPT_TOKENS
+    long = compute("ch07-attention-head", {"prompt": "one two three " * 8})
+    assert len(panel(long, "heatmap")["rows"]) == live.MAX_PROMPT_TOKENS
+
+
+@pytest.mark.parametrize("name, values, words", [
+    ("ch00-nothing", {}, "no live figure named 'ch00-nothing'"),
+    ("ch01-softmax-temperature", {"temperature": "0"}, "temperature must be in [0.05, 5.0]"),
+    ("ch01-softmax-temperature", {"temperature": "hot"}, "temperature must be a number"),
+    ("ch01-softmax-temperature", {"heat": "1"}, "no control named ['heat']"),
+    ("ch04-sampling-filters", {"top_k": "2.5"}, "top_k must be a whole number"),
+    ("ch02-weights-causal", {"mask": "diagonal"}, "mask must be one of"),
+    ("ch02-weights-causal", {"scaled": "maybe"}, "scaled must be true or false"),
+    ("ch07-attention-head", {"prompt": ""}, "prompt must hold 1 to 120 characters"),
+    ("ch07-attention-head", {"prompt": 7}, "prompt must be text"),
+])
+def test_bad_control_values_are_refused_by_name(name, values, words):
+    with pytest.raises(ValueError) as error:
+        compute(name, values)
+    assert words in str(error.value)
+
+
+def test_the_page_gets_a_labelled_native_input_for_every_control():
+    for name, spec in FIGURES.items():
+        markup = figure_html(name)
+        assert " hidden>" in markup.split(">", 1)[0] + ">"  # shown by the script only
+        for control in spec.controls:
+            ident = f"live-{name}-{control.name}"
+            assert f'<label for="{ident}">' in markup
+            assert f'id="{ident}" name="{control.name}"' in markup
+
+
+def test_a_page_asking_for_an_unknown_figure_fails_the_build():
+    with pytest.raises(ValueError, match="ch00-nothing"):
+        figure_html("ch00-nothing")
