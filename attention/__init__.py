@@ -40,6 +40,10 @@ Chapter 8, long contexts (see attention.long_context)
 Chapter 9, smaller caches, steadier logits (see attention.families)
     families          multi-head latent attention and its absorbed form (DeepSeek-V3),
                       soft-capping and Gemma 2's block, the model-card table
+Chapter 11, serving (see attention.serving)
+    serving           speculative decoding (exact, proved by enumeration), a paged KV
+                      cache with prefix sharing, continuous batching, split-KV decoding
+    speculative       speculative_generate, the chapter's entry point
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.
