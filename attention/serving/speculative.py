@@ -130,13 +130,13 @@ def speculative_generate(target_params, target_config, draft_params,
     n_draft at a time. The tokens are distributed as the target's own
     (greedy: equal to its greedy ``generate``). Returns (ids, stats):
     ids shaped like token_ids, stats the counts of target calls, drafted
-    and accepted tokens."""
+    and accepted tokens, and rounds that ended in a rejection."""
     prompt = _check_speculative(target_config, draft_config, token_ids,
                                 max_new_tokens, n_draft, temperature, rng)
     settings = dict(temperature=temperature, top_k=top_k, top_p=top_p)
     target_cache = KVCache(target_config.n_layers)
     draft_cache = KVCache(draft_config.n_layers)
-    stats = {"target_calls": 0, "drafted": 0, "accepted": 0}
+    stats = {"target_calls": 0, "drafted": 0, "accepted": 0, "rejected": 0}
     ids, end = prompt, len(prompt) + max_new_tokens
     while len(ids) < end:
         k = min(n_draft, end - len(ids) - 1)  # never past max_new_tokens
@@ -154,6 +154,7 @@ def speculative_generate(target_params, target_config, draft_params,
         stats["target_calls"] += 1
         stats["drafted"] += k
         stats["accepted"] += len(emitted) - 1
+        stats["rejected"] += len(emitted) - 1 < k  # a round cut short
         ids = np.concatenate([ids, emitted])
         for cache in (target_cache, draft_cache):  # forget rejected tokens
             cache.crop(min(len(cache), len(ids) - 1))
