@@ -51,8 +51,8 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
     policy "continuous": admit waiting requests (in order of arrival)
     whenever a slot and their blocks are free, retire each when done.
     "static": admit only into an empty batch, which runs until all of
-    its requests are done. Returns the steps: the number of requests
-    running at each step. Each request's tokens, admission and finish
+    its requests are done. Returns the tokens emitted at each step (one
+    per request served); each request's tokens, admission and finish
     are filled in.
     """
     _check_serve(config, requests, max_batch, n_blocks, block_size, policy)
@@ -61,7 +61,7 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
     waiting = sorted(requests, key=lambda r: r.arrival)
     running, sequences, steps = [], {}, []
     while waiting or running:
-        step, decoding = len(steps), list(running)
+        step, decoding, admitted = len(steps), list(running), 0
         held = sum(r.blocks_needed(block_size) for r in running)
         while (waiting and waiting[0].arrival <= step
                and len(running) < max_batch
@@ -74,6 +74,7 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
                              cache=PagedKVCache([sequences[id(r)]]))
             r.tokens, r.admitted = [int(np.argmax(logits[0, -1]))], step
             running.append(r)
+            admitted += 1
         decoding = [r for r in decoding if len(r.tokens) < r.max_new_tokens]
         if decoding:  # one token for every running request, in one call
             last = np.array([[r.tokens[-1]] for r in decoding])  # (batch, 1)
@@ -84,7 +85,7 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
         for r in running:
             if len(r.tokens) == r.max_new_tokens and r.finished is None:
                 r.finished = step
-        steps.append(len(running))
+        steps.append(admitted + len(decoding))
         if policy == "continuous" or all(r.finished is not None
                                          for r in running):
             for r in [r for r in running if r.finished is not None]:

@@ -19,7 +19,6 @@ common length (the padding masked), as chapter 4's left-padded batches are.
 
 # --8<-- [start:imports]
 import numpy as np
-# --8<-- [end:imports]
 
 
 def _check_size(fn, name, value):
@@ -27,6 +26,7 @@ def _check_size(fn, name, value):
             or value < 1):
         raise ValueError(f"{fn}: {name} must be a positive integer, "
                          f"got {value!r}")
+# --8<-- [end:imports]
 
 
 # --8<-- [start:pool]

@@ -282,7 +282,8 @@ def test_every_request_gets_the_tokens_it_gets_alone(models, policy):
                          max_new_tokens=r.max_new_tokens)[0]
         assert r.tokens == alone[len(r.prompt):].tolist()
         assert r.arrival <= r.admitted <= r.finished < len(steps)
-    assert max(steps) <= 3
+    assert max(steps) <= 3  # tokens per step: at most one per place
+    assert sum(steps) == sum(r.max_new_tokens for r in batch)
 
 
 def test_continuous_batching_takes_fewer_steps_than_static(models):
