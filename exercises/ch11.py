@@ -40,7 +40,8 @@ def accept_rule(p, q, drafted):
     extra = np.maximum(p[:-1] - q, 0.0)            # (k, vocab)
     total = extra.sum(axis=-1, keepdims=True)      # (k, 1)
     # p = q on a row: nothing is ever rejected there; give p.
-    residual = np.where(total > 0, extra / np.where(total > 0, total, 1), p[:-1])
+    safe = np.where(total > 0, total, 1.0)
+    residual = np.where(total > 0, extra / safe, p[:-1])
     return accept, residual
 # --8<-- [end:ex1-solution]
 

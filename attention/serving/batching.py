@@ -113,10 +113,11 @@ def _check_serve(config, requests, max_batch, n_blocks, block_size, policy):
                              f"max_new_tokens >= 1, got {len(r.prompt)} and "
                              f"{r.max_new_tokens}")
         total = len(r.prompt) + r.max_new_tokens
-        if r.blocks_needed(block_size) > n_blocks or total > config.max_positions:
+        blocks = r.blocks_needed(block_size)
+        if blocks > n_blocks or total > config.max_positions:
             raise ValueError(
                 f"serve: request {i} is longer than the cache: {total} "
-                f"tokens need {r.blocks_needed(block_size)} blocks of "
+                f"tokens need {blocks} blocks of "
                 f"{block_size} (the pool has {n_blocks}) and at most "
                 f"{config.max_positions} positions")
 # --8<-- [end:checks]

@@ -62,7 +62,7 @@ class BlockPool:
         self.refs[block] += 1
 
     def release(self, block):
-        """One sequence less uses block; unused, it goes back on the free list."""
+        """One user less; a block nobody uses goes back on the free list."""
         self.check_live([block])
         self.refs[block] -= 1
         if self.refs[block] == 0:
@@ -188,7 +188,8 @@ class PagedKVCache:
                 seq.reserve(n_new)
             seq.write(layer, k[b], v[b])
             n = seq.length + n_new
-            keys[b, :, total - n:], values[b, :, total - n:] = seq.read(layer, n)
+            k_b, v_b = seq.read(layer, n)  # (n_kv_heads, n, d_head) each
+            keys[b, :, total - n:], values[b, :, total - n:] = k_b, v_b
             key_valid[b, total - n:] = True  # the left padding is masked
         self._n_new = n_new
         return keys, values, np.arange(total), key_valid
