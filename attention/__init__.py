@@ -42,6 +42,10 @@ Chapter 9, smaller caches, steadier logits (see attention.families)
                       soft-capping and Gemma 2's block, the model-card table; the
                       mixture of experts: routers, dense and sparse experts, load
                       balance, gpt-oss's clamped SwiGLU, active and total parameters
+Chapter 11, serving (see attention.serving)
+    serving           speculative decoding (exact, proved by enumeration), a paged KV
+                      cache with prefix sharing, continuous batching, split-KV decoding
+    speculative       speculative_generate, the chapter's entry point
 Live figures, across chapters 1 to 7 (see attention.interactive)
     interactive       controls and figures the reader moves in the browser: softmax
                       under a temperature, masks and d_k, heads, the sampling filters,

@@ -201,6 +201,30 @@ class KVCache:
         self.length += n_new
         self._pending = None
 
+    def crop(self, n):
+        """Forget every slot from n on: the cache holds the first n tokens.
+
+        Speculative decoding (chapter 11) caches drafted tokens that the
+        target then rejects. A windowed cache has already forgotten old
+        slots it could not give back, so only a full cache can be cropped.
+        """
+        if self.window is not None:
+            raise ValueError(f"KVCache.crop: a cache with window="
+                             f"{self.window} cannot be cropped")
+        if (isinstance(n, bool) or not isinstance(n, (int, np.integer))
+                or not 0 <= n <= self.length):
+            raise ValueError(f"KVCache.crop: n must be an integer in "
+                             f"0..{self.length}, got {n!r}")
+        for layer, keys in enumerate(self.keys):
+            if keys is not None:
+                self.keys[layer] = keys[..., :n, :]
+                self.values[layer] = self.values[layer][..., :n, :]
+        self.positions = self.positions[:n]
+        if self.valid is not None:
+            self.valid = self.valid[:, :n]  # (batch, n)
+            self.n_real = self.valid.sum(axis=-1)
+        self.length = int(n)
+
     def _keep(self, positions, next_slot):
         """Which slots a query at next_slot or later can still see."""
         if self.window is None:

@@ -63,6 +63,9 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
             "with BLAS matrix products, which WebAssembly does not have: the shares "
             "belong to the machine that built the page",
     },
+    "chapters/ch11-serving.md": {
+        "serving.json": "reads the benchmark's results from the repository",
+    },
     "chapters/ch05-attention-at-scale.md": {
         "results.json": "reads the benchmark's results from the repository",
         "time of q @ k.T": "times products of up to (8192, 64) @ (64, 8192): minutes "

@@ -1,0 +1,170 @@
+"""Self-checks for the practice exercises of chapter 11 (serving).
+
+Each check calls the reader's function on data of its own, drawn afresh at every call,
+prints one verdict ("✓ Correct: ..." or "✗ Not yet: ..." saying what is wrong) and
+returns True or False. References come from ``attention.serving``.
+"""
+
+import numpy as np
+
+from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+                                       matches, shape_text)
+from attention.practice.verdict import guard_checks
+from attention.serving.paged import gather
+from attention.serving.speculative import acceptance, residuals
+from attention.serving.split_kv import merge_chunks
+
+
+# Exercise 1 ---------------------------------------------------------------------------
+
+def _rule_trial(rng, k, vocab, *, same_row=False, zeros=0):
+    p = rng.dirichlet(np.ones(vocab), size=k + 1)
+    q = rng.dirichlet(np.ones(vocab), size=k)
+    if zeros:  # top-k filtered draft and target: some tokens impossible
+        for dist in (p, q):
+            for row in dist:
+                row[rng.choice(vocab, zeros, replace=False)] = 0.0
+                row /= row.sum()
+    drafted = np.array([rng.choice(vocab, p=row) for row in q])
+    if same_row:  # a draft that agrees with the target on row 0
+        q[0] = p[0]
+    label = f"p {shape_text(p.shape)}, q {shape_text(q.shape)}"
+    label += ", q equal to p on row 0" if same_row else ""
+    label += f", {zeros} zero-probability tokens per row" if zeros else ""
+    return Trial(label, (p, q, drafted))
+
+
+def _rule(p, q, drafted):
+    return acceptance(p[:-1], q, drafted), residuals(p[:-1], q)
+
+
+def _rule_mistakes(p, q, drafted):
+    """What plausible wrong answers return, with the message naming each mistake."""
+    rows = np.arange(len(drafted))
+    with np.errstate(all="ignore"):  # q / p at a token the target filtered out
+        extra = np.maximum(q - p[:-1], 0)
+        return {"accept": [
+            (np.ones(len(drafted)), "every drafted token was kept; keep token x "
+             "with probability min(1, p(x) / q(x))"),
+            (p[rows, drafted] / q[rows, drafted],
+             "a probability cannot exceed 1: accept with min(1, p/q)"),
+            (np.minimum(1, q[rows, drafted] / p[rows, drafted]),
+             "the ratio is upside down: min(1, p(x) / q(x)), target over draft")],
+            "residual": [
+            (p[:-1], "a rejection resampled from p is biased towards tokens the draft "
+                     "already offered: resample from norm(max(0, p - q))"),
+            (np.maximum(p[:-1] - q, 0), "normalise max(0, p - q) to sum to 1"),
+            (extra / extra.sum(-1, keepdims=True),
+             "the residual is where the target wants more: max(0, p - q), not q - p")]}
+
+
+def _compare_rule(result, expected, trial):
+    if not isinstance(result, tuple) or len(result) != 2:
+        return "return a pair (accept, residual)"
+    mistakes = _rule_mistakes(*trial.args)
+    for name, got, want in zip(("accept", "residual"), result, expected):
+        got, problem = as_array(got, name)
+        if problem is None:
+            problem = difference(got, want)
+            for wrong, message in mistakes[name] if problem else ():
+                if matches(got, wrong):
+                    problem = message
+                    break
+        if problem is not None:
+            return f"{name}: {problem}"
+    return None
+
+
+def check_accept_rule(your_function):
+    """Exercise 1: your_function(p, q, drafted) = (min(1, p/q), norm(max(0, p - q)))."""
+    rng = fresh_rng()
+    trials = [_rule_trial(rng, 3, 6), _rule_trial(rng, 1, 4),
+              _rule_trial(rng, 4, 8, zeros=3), _rule_trial(rng, 2, 5, same_row=True)]
+    return judge(your_function, trials, _rule, what="accept_rule", compare=_compare_rule,
+                 success="your acceptance probabilities and residuals equal the rule "
+                         "that keeps the target's distribution.")
+
+
+# Exercise 2 ---------------------------------------------------------------------------
+
+def _gather_trial(rng, n_blocks, heads, block_size, d, length):
+    blocks = rng.normal(size=(n_blocks, heads, block_size, d))
+    n_used = -(-length // block_size)
+    table = rng.choice(n_blocks, n_used, replace=False)
+    while n_used > 1 and np.all(np.diff(table) > 0):  # out of order, always
+        table = rng.permutation(table)
+    which = f"{n_used} blocks out of order" if n_used > 1 else "1 block"
+    return Trial(f"blocks {shape_text(blocks.shape)}, a table of {which}, length "
+                 f"{length}", (blocks, table, length))
+
+
+def check_gather(your_function):
+    """Exercise 2: your_function(blocks, table, length) = the sequence's keys."""
+    rng = fresh_rng()
+    trials = [_gather_trial(rng, 9, 2, 4, 3, 10), _gather_trial(rng, 6, 3, 2, 5, 7),
+              _gather_trial(rng, 12, 1, 3, 2, 9), _gather_trial(rng, 5, 2, 5, 4, 3)]
+    hints = [
+        (lambda b, t, n: b[t].reshape(b.shape[1], -1, b.shape[-1])[:, :n],
+         "the heads and the blocks got mixed: move the heads axis first, then join "
+         "the blocks"),
+        (lambda b, t, n: gather(b, np.sort(t), n),
+         "the blocks were read in sorted order; the table's order is the sequence's"),
+        (lambda b, t, n: gather(b, np.arange(len(t)), n),
+         "blocks 0, 1, 2, ... were read; read the blocks the table names"),
+    ]
+    return judge(your_function, trials, gather, what="gather", hints=hints,
+                 success="your keys are the sequence's slots, in order.")
+
+
+# Exercise 3 ---------------------------------------------------------------------------
+
+def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=()):
+    outputs = rng.normal(size=(n_chunks, n_q, d))
+    lses = rng.normal(size=(n_chunks, n_q)) * 3 + shift
+    for c in masked:  # a chunk with every key masked: output 0, lse -inf
+        outputs[c], lses[c] = 0.0, -np.inf
+    label = f"{n_chunks} chunks of outputs {shape_text(outputs.shape[1:])}"
+    label += f" with log-sum-exps near {shift:+g}" if shift else ""
+    label += f", chunk{'s' if len(masked) > 1 else ''} {list(masked)} masked" if masked else ""
+    return Trial(label, (outputs, lses))
+
+
+def _unnormalised(o, l):
+    with np.errstate(all="ignore"):
+        return (np.exp(l - l.max(0))[..., None] * o).sum(0)
+
+
+def _unshifted(o, l):
+    with np.errstate(all="ignore"):
+        w = np.exp(l)
+        return (w[..., None] * o).sum(0) / w.sum(0)[..., None]
+
+
+def _unguarded(o, l):
+    with np.errstate(all="ignore"):
+        w = np.exp(l - l.max(0))
+        return (w[..., None] * o).sum(0) / w.sum(0)[..., None]
+
+
+def check_merge(your_function):
+    """Exercise 3: your_function(outputs, lses) = the merged output."""
+    rng = fresh_rng()
+    trials = [_merge_trial(rng, 3, 4, 5), _merge_trial(rng, 4, 2, 3, masked=(1,)),
+              _merge_trial(rng, 2, 3, 4, shift=1000.0),
+              _merge_trial(rng, 3, 2, 2, masked=(0, 1, 2))]
+    hints = [
+        (lambda o, l: o.mean(axis=0),
+         "the plain mean of the chunks; weight each chunk by exp(lse), its share of "
+         "the softmax's denominator"),
+        (_unguarded, "a query whose chunks are all masked (every lse -inf) gets "
+                     "zeros, not NaN: shift by 0 when the largest lse is -inf"),
+        (_unshifted, "exp(lse) overflows near +1000: subtract the largest lse before "
+                     "exp (the weights keep their ratios)"),
+        (_unnormalised, "the weights exp(lse) must be divided by their sum"),
+    ]
+    return judge(your_function, trials, lambda o, l: merge_chunks(o, l)[0], what="merge",
+                 hints=hints, success="your merge equals attention over all the keys' "
+                                      "chunks, masked ones included.")
+
+
+guard_checks(globals())

@@ -1,0 +1,200 @@
+"""Practice exercises of chapter 11: starters, worked solutions and plausible wrong answers.
+
+Each exercise has an `exN-starter` and an `exN-solution` section (the page includes them
+by snippet) and `exN-wrong-<what>` sections that its self-check must reject (never shown;
+tests/practice/test_wrong_answers.py runs them). Starter and solution define the same
+name on purpose: the reader replaces the one with the other.
+"""
+
+# --8<-- [start:imports]
+import numpy as np
+
+from attention.practice.ch11 import check_accept_rule, check_gather, check_merge
+# --8<-- [end:imports]
+
+# --8<-- [start:ex1-starter]
+def accept_rule(p, q, drafted):
+    """The verification rule of speculative sampling.
+
+    p (k + 1, vocab): the target's distributions; q (k, vocab): the
+    draft's; drafted (k,): the drafted ids. Returns (accept (k,): the
+    probability of keeping each drafted token, residual (k, vocab): what
+    a rejection at row i is drawn from).
+    """
+    # Your code: this keeps every drafted token and resamples from p.
+    return np.ones(len(drafted)), p[:-1]
+# --8<-- [end:ex1-starter]
+
+
+# --8<-- [start:ex1-solution]
+def accept_rule(p, q, drafted):
+    """The verification rule of speculative sampling.
+
+    p (k + 1, vocab): the target's distributions; q (k, vocab): the
+    draft's; drafted (k,): the drafted ids. Returns (accept (k,): the
+    probability of keeping each drafted token, residual (k, vocab): what
+    a rejection at row i is drawn from).
+    """
+    rows = np.arange(len(drafted))
+    accept = np.minimum(1.0, p[rows, drafted] / q[rows, drafted])
+    extra = np.maximum(p[:-1] - q, 0.0)            # (k, vocab)
+    total = extra.sum(axis=-1, keepdims=True)      # (k, 1)
+    # p = q on a row: nothing is ever rejected there; give p.
+    safe = np.where(total > 0, total, 1.0)
+    residual = np.where(total > 0, extra / safe, p[:-1])
+    return accept, residual
+# --8<-- [end:ex1-solution]
+
+
+# --8<-- [start:ex1-wrong-no-min]
+# rejected with: cannot exceed 1
+def accept_rule(p, q, drafted):
+    rows = np.arange(len(drafted))
+    extra = np.maximum(p[:-1] - q, 0.0)
+    total = extra.sum(axis=-1, keepdims=True)
+    residual = np.where(total > 0, extra / np.where(total > 0, total, 1), p[:-1])
+    return p[rows, drafted] / q[rows, drafted], residual
+# --8<-- [end:ex1-wrong-no-min]
+
+
+# --8<-- [start:ex1-wrong-resample-p]
+# rejected with: biased towards tokens the draft
+def accept_rule(p, q, drafted):
+    rows = np.arange(len(drafted))
+    return np.minimum(1.0, p[rows, drafted] / q[rows, drafted]), p[:-1]
+# --8<-- [end:ex1-wrong-resample-p]
+
+
+# --8<-- [start:ex1-wrong-q-minus-p]
+# rejected with: not q - p
+def accept_rule(p, q, drafted):
+    rows = np.arange(len(drafted))
+    extra = np.maximum(q - p[:-1], 0.0)
+    return (np.minimum(1.0, p[rows, drafted] / q[rows, drafted]),
+            extra / extra.sum(axis=-1, keepdims=True))
+# --8<-- [end:ex1-wrong-q-minus-p]
+
+
+# --8<-- [start:ex1-wrong-unnormalised]
+# rejected with: to sum to 1
+def accept_rule(p, q, drafted):
+    rows = np.arange(len(drafted))
+    return (np.minimum(1.0, p[rows, drafted] / q[rows, drafted]),
+            np.maximum(p[:-1] - q, 0.0))
+# --8<-- [end:ex1-wrong-unnormalised]
+
+
+# --8<-- [start:ex2-starter]
+def gather(blocks, table, length):
+    """One sequence's keys from a paged cache.
+
+    blocks (n_blocks, n_kv_heads, block_size, d_head): the pool; table
+    (n_used,): the sequence's block ids, in order; length: its slots.
+    Returns (n_kv_heads, length, d_head): slot j is in block
+    table[j // block_size] at offset j % block_size.
+    """
+    # Your code: this reads the first block only.
+    return blocks[table[0]][:, :length]
+# --8<-- [end:ex2-starter]
+
+
+# --8<-- [start:ex2-solution]
+def gather(blocks, table, length):
+    """One sequence's keys from a paged cache.
+
+    blocks (n_blocks, n_kv_heads, block_size, d_head): the pool; table
+    (n_used,): the sequence's block ids, in order; length: its slots.
+    Returns (n_kv_heads, length, d_head): slot j is in block
+    table[j // block_size] at offset j % block_size.
+    """
+    picked = blocks[table]                  # (n_used, heads, bs, d_head)
+    picked = picked.transpose(1, 0, 2, 3)   # (heads, n_used, bs, d_head)
+    heads, d_head = picked.shape[0], picked.shape[-1]
+    return picked.reshape(heads, -1, d_head)[:, :length]
+# --8<-- [end:ex2-solution]
+
+
+# --8<-- [start:ex2-wrong-no-transpose]
+# rejected with: the heads and the blocks got mixed
+def gather(blocks, table, length):
+    picked = blocks[table]
+    return picked.reshape(blocks.shape[1], -1, blocks.shape[-1])[:, :length]
+# --8<-- [end:ex2-wrong-no-transpose]
+
+
+# --8<-- [start:ex2-wrong-sorted]
+# rejected with: the table's order
+def gather(blocks, table, length):
+    picked = blocks[np.sort(table)].transpose(1, 0, 2, 3)
+    return picked.reshape(picked.shape[0], -1, picked.shape[-1])[:, :length]
+# --8<-- [end:ex2-wrong-sorted]
+
+
+# --8<-- [start:ex2-wrong-first-blocks]
+# rejected with: read the blocks the table names
+def gather(blocks, table, length):
+    picked = blocks[:len(table)].transpose(1, 0, 2, 3)
+    return picked.reshape(picked.shape[0], -1, picked.shape[-1])[:, :length]
+# --8<-- [end:ex2-wrong-first-blocks]
+
+
+# --8<-- [start:ex2-wrong-whole-blocks]
+# rejected with: should have shape
+def gather(blocks, table, length):
+    picked = blocks[table].transpose(1, 0, 2, 3)
+    return picked.reshape(picked.shape[0], -1, picked.shape[-1])
+# --8<-- [end:ex2-wrong-whole-blocks]
+
+
+# --8<-- [start:ex3-starter]
+def merge(outputs, lses):
+    """Merge split-KV chunks: outputs (n_chunks, n_q, d_v), each chunk's
+    attention output, and lses (n_chunks, n_q), the log-sum-exp of its
+    scores (-inf for a fully masked chunk). Returns (n_q, d_v), the
+    output of attention over all the chunks' keys."""
+    # Your code: this averages the chunks, as if they weighed the same.
+    return outputs.mean(axis=0)
+# --8<-- [end:ex3-starter]
+
+
+# --8<-- [start:ex3-solution]
+def merge(outputs, lses):
+    """Merge split-KV chunks: outputs (n_chunks, n_q, d_v), each chunk's
+    attention output, and lses (n_chunks, n_q), the log-sum-exp of its
+    scores (-inf for a fully masked chunk). Returns (n_q, d_v), the
+    output of attention over all the chunks' keys."""
+    top = lses.max(axis=0)                          # (n_q,)
+    shift = np.where(np.isfinite(top), top, 0.0)    # all masked: 0
+    weights = np.exp(lses - shift)                  # (n_chunks, n_q) <= 1
+    total = weights.sum(axis=0)                     # (n_q,)
+    merged = (weights[..., None] * outputs).sum(axis=0)
+    return merged / np.where(total > 0, total, 1.0)[:, None]
+# --8<-- [end:ex3-solution]
+
+
+# --8<-- [start:ex3-wrong-unshifted]
+# rejected with: overflows near +1000
+def merge(outputs, lses):
+    weights = np.exp(lses)
+    total = weights.sum(axis=0)
+    merged = (weights[..., None] * outputs).sum(axis=0)
+    return merged / np.where(total > 0, total, 1.0)[:, None]
+# --8<-- [end:ex3-wrong-unshifted]
+
+
+# --8<-- [start:ex3-wrong-nan-when-all-masked]
+# rejected with: gets zeros, not NaN
+def merge(outputs, lses):
+    weights = np.exp(lses - lses.max(axis=0))
+    merged = (weights[..., None] * outputs).sum(axis=0)
+    return merged / weights.sum(axis=0)[:, None]
+# --8<-- [end:ex3-wrong-nan-when-all-masked]
+
+
+# --8<-- [start:ex3-wrong-unnormalised]
+# rejected with: divided by their sum
+def merge(outputs, lses):
+    top = lses.max(axis=0)
+    weights = np.exp(lses - np.where(np.isfinite(top), top, 0.0))
+    return (weights[..., None] * outputs).sum(axis=0)
+# --8<-- [end:ex3-wrong-unnormalised]

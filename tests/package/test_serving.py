@@ -1,0 +1,334 @@
+"""Chapter 11's serving pieces, each against plain decoding (NumPy only, float64).
+
+- Speculative decoding: greedy output == the target's greedy ``generate`` for a random
+  draft, a good draft (the target's own weights, perturbed) and the target itself; the
+  exact distribution of every continuation, by enumeration over a vocabulary of 5, ==
+  the target's (<= 1e-12) with temperature, top-k and top-p, the bonus token included;
+  ``accept_or_reject``'s sampled blocks follow the enumerated round (a chi-square bound).
+- Paged KV cache: logits through block tables == full recomputation (<= 1e-12 relative)
+  for ragged lengths and every block size from 1 to 8; the block-table gather == the
+  contiguous keys exactly; prefix sharing by reference counts and copy-on-write gives
+  equal outputs; a freed block in a table is refused.
+- Continuous and static batching: every request's tokens == ``generate`` alone.
+- Split-KV: the merge == full attention (<= 1e-12), fully masked chunks and rows included.
+"""
+
+import numpy as np
+import pytest
+
+from attention import attention
+from attention.generation import generate
+from attention.kv_cache import KVCache
+from attention.model import ModelConfig, forward, init_params
+from attention.serving.batching import Request, serve
+from attention.serving.exact import (emitted_distribution, model_distribution,
+                                     round_outcomes, target_distribution)
+from attention.serving.paged import (BlockPool, PagedKVCache, PagedSequence,
+                                     gather)
+from attention.serving.speculative import accept_or_reject
+from attention.serving.split_kv import (chunk_attention, merge_chunks,
+                                        split_kv_attention)
+from attention.speculative import speculative_generate
+
+TOL = 1e-12
+TARGET = ModelConfig(arch="llama", vocab_size=40, d_model=24, n_layers=2,
+                     n_heads=4, n_kv_heads=2, d_ff=48, max_positions=96)
+DRAFT = ModelConfig(arch="gpt2", vocab_size=40, d_model=16, n_layers=1,
+                    n_heads=2, max_positions=96)
+
+
+@pytest.fixture(scope="module")
+def models():
+    target = init_params(TARGET, np.random.default_rng(0), std=0.3)
+    draft = init_params(DRAFT, np.random.default_rng(1), std=0.3)
+    noise = np.random.default_rng(2)
+    good = {k: v + 0.02 * noise.normal(size=v.shape) for k, v in target.items()}
+    return target, draft, good
+
+
+def relative(a, b):
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+# Speculative decoding -----------------------------------------------------------------
+
+@pytest.mark.parametrize("which", ["random", "good", "itself"])
+@pytest.mark.parametrize("n_draft", [1, 4])
+def test_greedy_speculative_equals_the_targets_greedy_generate(models, which,
+                                                               n_draft):
+    target, draft, good = models
+    params, config = {"random": (draft, DRAFT), "good": (good, TARGET),
+                      "itself": (target, TARGET)}[which]
+    prompt = np.array([5, 17, 2, 33, 8])
+    ids, stats = speculative_generate(target, TARGET, params, config, prompt,
+                                      max_new_tokens=25, n_draft=n_draft)
+    assert np.array_equal(ids, generate(target, TARGET, prompt,
+                                        max_new_tokens=25)[0])
+    emitted = stats["accepted"] + stats["target_calls"]
+    assert emitted == 25 and stats["accepted"] <= stats["drafted"]
+    if which == "itself":  # every draft kept: k + 1 tokens per target call
+        assert stats["accepted"] == stats["drafted"]
+        assert stats["target_calls"] == -(-25 // (n_draft + 1))
+
+
+def test_a_2d_prompt_gives_2d_ids_and_zero_new_tokens_is_the_prompt(models):
+    target, draft, _ = models
+    ids, stats = speculative_generate(target, TARGET, draft, DRAFT, [[1, 2]],
+                                      max_new_tokens=3, n_draft=2)
+    assert ids.shape == (1, 5)
+    ids, stats = speculative_generate(target, TARGET, draft, DRAFT, [1, 2],
+                                      max_new_tokens=0, n_draft=2)
+    assert ids.tolist() == [1, 2] and stats["target_calls"] == 0
+
+
+TINY_T = ModelConfig(arch="llama", vocab_size=5, d_model=16, n_layers=2,
+                     n_heads=2, d_ff=32, max_positions=16)
+TINY_D = ModelConfig(arch="llama", vocab_size=5, d_model=8, n_layers=1,
+                     n_heads=2, d_ff=16, max_positions=16)
+SETTINGS = [dict(temperature=1.0), dict(temperature=0.7),
+            dict(temperature=1.0, top_k=3), dict(temperature=1.3, top_p=0.8),
+            dict(temperature=0.0)]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return (init_params(TINY_T, np.random.default_rng(3), std=0.6),
+            init_params(TINY_D, np.random.default_rng(4), std=0.6))
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=str)
+@pytest.mark.parametrize("k", [1, 2])
+def test_every_continuation_is_as_likely_as_under_the_target(tiny, settings, k):
+    target, draft = tiny
+    p = model_distribution(target, TINY_T, **settings)
+    q = model_distribution(draft, TINY_D, **settings)
+    want = target_distribution(p, (1, 3), 3)
+    got = emitted_distribution(p, q, (1, 3), 3, k)  # 3 > k: the bonus counts
+    assert set(got) == set(want)
+    assert max(abs(got[c] - want[c]) for c in want) <= TOL
+
+
+def test_a_draft_that_is_always_wrong_still_gives_the_target(tiny):
+    target, _ = tiny
+    p = model_distribution(target, TINY_T, temperature=1.0, top_k=2)
+
+    def q(prefix):  # all its mass where the target puts none
+        return np.where(p(prefix) > 0, 0.0, 1.0) / np.sum(p(prefix) == 0)
+    want = target_distribution(p, (2,), 3)
+    got = emitted_distribution(p, q, (2,), 3, 2)
+    assert max(abs(got.get(c, 0.0) - want[c]) for c in want) <= TOL
+
+
+def test_sampled_rounds_follow_the_enumerated_round(tiny):
+    target, draft = tiny
+    p = model_distribution(target, TINY_T, temperature=1.0)
+    q = model_distribution(draft, TINY_D, temperature=1.0)
+    prefix, k, n = (4, 0), 2, 4000
+    exact = round_outcomes(p, q, prefix, k)
+    rng = np.random.default_rng(5)
+    counts = {}
+    for _ in range(n):
+        drafted = []
+        for i in range(k):
+            dist = q(prefix + tuple(drafted))
+            drafted.append(int(rng.choice(5, p=dist)))
+        ps = np.array([p(prefix + tuple(drafted[:i])) for i in range(k + 1)])
+        qs = np.array([q(prefix + tuple(drafted[:i])) for i in range(k)])
+        block = tuple(int(t) for t in accept_or_reject(ps, qs, np.array(drafted),
+                                                         rng))
+        counts[block] = counts.get(block, 0) + 1
+    assert set(counts) <= set(exact)
+    chi2 = sum((counts.get(b, 0) - n * w) ** 2 / (n * w) for b, w in exact.items())
+    dof = len(exact) - 1
+    assert chi2 < dof + 6 * np.sqrt(2 * dof)  # about 6 standard deviations
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_draft=0), "n_draft"),
+    (dict(n_draft=2, max_new_tokens=-1), "max_new_tokens"),
+    (dict(n_draft=2, temperature=-1.0), "temperature"),
+])
+def test_speculative_refuses_bad_settings(models, kwargs, match):
+    target, draft, _ = models
+    kwargs = {"max_new_tokens": 3} | kwargs
+    with pytest.raises(ValueError, match=match):
+        speculative_generate(target, TARGET, draft, DRAFT, [1, 2], **kwargs)
+
+
+def test_speculative_refuses_a_draft_of_another_vocabulary_and_a_batch(models):
+    target, _, _ = models
+    other = ModelConfig(arch="gpt2", vocab_size=41, d_model=16, n_layers=1,
+                        n_heads=2, max_positions=96)
+    wrong = init_params(other, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="vocabulary"):
+        speculative_generate(target, TARGET, wrong, other, [1, 2],
+                             max_new_tokens=3, n_draft=2)
+    with pytest.raises(ValueError, match="one prompt"):
+        speculative_generate(target, TARGET, target, TARGET, [[1, 2], [3, 4]],
+                             max_new_tokens=3, n_draft=2)
+    with pytest.raises(TypeError, match="rng"):
+        speculative_generate(target, TARGET, target, TARGET, [1, 2],
+                             max_new_tokens=3, n_draft=2, temperature=1.0)
+
+
+def test_crop_forgets_the_last_slots_and_refuses_a_window():
+    config = TARGET
+    params = init_params(config, np.random.default_rng(6), std=0.3)
+    cache = KVCache(config.n_layers)
+    forward(params, config, np.array([[1, 2, 3, 4, 5]]), cache=cache)
+    cache.crop(3)
+    logits = forward(params, config, np.array([[9]]), cache=cache)[0, -1]
+    full = forward(params, config, np.array([1, 2, 3, 9]))[-1]
+    assert len(cache) == 4 and relative(logits, full) <= TOL
+    with pytest.raises(ValueError, match="0..4"):
+        cache.crop(5)
+    with pytest.raises(ValueError, match="window"):
+        KVCache(2, window=3).crop(0)
+
+
+# The paged cache --------------------------------------------------------------------
+
+def prefill(params, config, pool, prompt):
+    seq = PagedSequence(pool)
+    logits = forward(params, config, np.asarray(prompt)[None],
+                     cache=PagedKVCache([seq]))[0]
+    return seq, logits
+
+
+@pytest.mark.parametrize("block_size", range(1, 9))
+def test_paged_logits_equal_recomputation_for_ragged_lengths(models, block_size):
+    target = models[0]
+    rng = np.random.default_rng(block_size)
+    prompts = [rng.integers(0, 40, n) for n in (1, 6, 3, 9)]
+    extra = rng.integers(0, 40, (4, 4))
+    pool = BlockPool(40, block_size, n_layers=2, n_kv_heads=2, d_head=6)
+    seqs = []
+    for prompt in prompts:
+        seq, logits = prefill(target, TARGET, pool, prompt)
+        assert relative(logits, forward(target, TARGET, prompt)) <= TOL
+        seqs.append(seq)
+    cache = PagedKVCache(seqs)
+    for j in range(extra.shape[1]):  # decode all four together
+        logits = forward(target, TARGET, extra[:, j:j + 1], cache=cache)
+        for b, prompt in enumerate(prompts):
+            full = forward(target, TARGET, np.append(prompt, extra[b, :j + 1]))
+            assert relative(logits[b, -1], full[-1]) <= TOL
+    used = sum(len(s.table) for s in seqs)
+    assert used == sum(-(-(len(p) + 4) // block_size) for p in prompts)
+    assert len(pool.free) == 40 - used
+
+
+def test_the_gather_reads_the_contiguous_keys_in_table_order():
+    rng = np.random.default_rng(7)
+    blocks = rng.normal(size=(10, 3, 4, 5))  # (n_blocks, heads, bs, d)
+    table = [7, 2, 9]
+    want = np.concatenate([blocks[b] for b in table], axis=1)[:, :10]
+    assert np.array_equal(gather(blocks, table, 10), want)
+
+
+def test_prefix_sharing_copies_on_write_and_keeps_outputs(models):
+    target = models[0]
+    pool = BlockPool(12, 4, n_layers=2, n_kv_heads=2, d_head=6)
+    prompt = [3, 1, 4, 1, 5, 9]  # 6 tokens: blocks of 4 and 2
+    first, _ = prefill(target, TARGET, pool, prompt)
+    second = first.fork()
+    assert second.table == first.table and list(pool.refs[first.table]) == [2, 2]
+    a = forward(target, TARGET, np.array([[2]]), cache=PagedKVCache([first]))
+    assert first.table[0] == second.table[0] != first.table[1]  # copied
+    b = forward(target, TARGET, np.array([[6]]), cache=PagedKVCache([second]))
+    assert relative(a[0, -1], forward(target, TARGET, prompt + [2])[-1]) <= TOL
+    assert relative(b[0, -1], forward(target, TARGET, prompt + [6])[-1]) <= TOL
+    assert len(pool.free) == 12 - 3  # one shared block, two private
+    first.free()
+    assert pool.refs[second.table[0]] == 1 and len(pool.free) == 12 - 2
+
+
+def test_a_table_pointing_at_a_freed_block_is_refused(models):
+    pool = BlockPool(4, 2, n_layers=2, n_kv_heads=2, d_head=6)
+    seq, _ = prefill(models[0], TARGET, pool, [1, 2, 3])
+    stale = PagedSequence(pool)
+    stale.table, stale.length = list(seq.table), seq.length
+    seq.free()
+    with pytest.raises(ValueError, match="which is free"):
+        stale.read(0, 3)
+
+
+def test_the_pool_refuses_a_block_size_of_zero_and_running_out():
+    with pytest.raises(ValueError, match="block_size"):
+        BlockPool(4, 0, n_layers=1, n_kv_heads=1, d_head=2)
+    pool = BlockPool(1, 2, n_layers=1, n_kv_heads=1, d_head=2)
+    pool.allocate()
+    with pytest.raises(ValueError, match="all 1 blocks are in use"):
+        pool.allocate()
+
+
+# Batching ---------------------------------------------------------------------------
+
+def requests(seed, n=10):
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.integers(0, 4, n))
+    return [Request(int(a), rng.integers(0, 40, int(rng.integers(1, 9))),
+                    int(rng.integers(1, 15))) for a in arrivals]
+
+
+@pytest.mark.parametrize("policy", ["continuous", "static"])
+def test_every_request_gets_the_tokens_it_gets_alone(models, policy):
+    target = models[0]
+    batch = requests(8)
+    steps = serve(target, TARGET, batch, max_batch=3, n_blocks=12,
+                  block_size=4, policy=policy)
+    for r in batch:
+        alone = generate(target, TARGET, r.prompt,
+                         max_new_tokens=r.max_new_tokens)[0]
+        assert r.tokens == alone[len(r.prompt):].tolist()
+        assert r.arrival <= r.admitted <= r.finished < len(steps)
+    assert max(steps) <= 3  # tokens per step: at most one per place
+    assert sum(steps) == sum(r.max_new_tokens for r in batch)
+
+
+def test_continuous_batching_takes_fewer_steps_than_static(models):
+    target = models[0]
+    counts = {}
+    for policy in ("continuous", "static"):
+        batch = requests(9)
+        counts[policy] = len(serve(target, TARGET, batch, max_batch=4,
+                                   n_blocks=40, block_size=4, policy=policy))
+    assert counts["continuous"] < counts["static"]
+
+
+def test_serve_refuses_a_request_longer_than_the_cache(models):
+    target = models[0]
+    with pytest.raises(ValueError, match="request 0 is longer than the cache"):
+        serve(target, TARGET, [Request(0, np.arange(8), 10)], max_batch=2,
+              n_blocks=4, block_size=4)
+    with pytest.raises(ValueError, match="block_size"):
+        serve(target, TARGET, [Request(0, np.arange(8), 10)], max_batch=2,
+              n_blocks=4, block_size=0)
+
+
+# Split-KV ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("chunk", [1, 3, 8, 37, 64])
+def test_split_kv_equals_full_attention_with_masked_chunks(chunk):
+    rng = np.random.default_rng(chunk)
+    q = rng.normal(size=(2, 3, 1, 8))
+    k, v = rng.normal(size=(2, 3, 37, 8)), rng.normal(size=(2, 3, 37, 5))
+    mask = rng.random((2, 3, 1, 37)) < 0.6
+    mask[..., 8:24] = False  # whole chunks masked for chunk <= 8
+    mask[0, 1] = False       # a query that sees nothing: zeros
+    for m in (None, mask):
+        got = split_kv_attention(q, k, v, chunk=chunk, mask=m)
+        assert np.abs(got - attention(q, k, v, mask=m)).max() <= TOL
+    assert not split_kv_attention(q, k, v, chunk=chunk, mask=mask)[0, 1].any()
+
+
+def test_the_merged_lse_is_the_full_lse_even_far_from_zero():
+    rng = np.random.default_rng(11)
+    q = rng.normal(size=(4, 1, 6)) * 30  # scores in the hundreds
+    k, v = rng.normal(size=(4, 20, 6)) * 30, rng.normal(size=(4, 20, 3))
+    _, full = chunk_attention(q, k, v)
+    parts = [chunk_attention(q, k[:, s:s + 7], v[:, s:s + 7]) for s in (0, 7, 14)]
+    out, lse = merge_chunks(*map(np.stack, zip(*parts)))
+    assert np.all(np.isfinite(out)) and np.abs(lse - full).max() <= 1e-12 * 1e3
+    with pytest.raises(ValueError, match="chunk"):
+        split_kv_attention(q, k, v, chunk=0)
