@@ -26,6 +26,12 @@ def _rule_trial(rng, k, vocab, *, same_row=False, zeros=0):
                 row[rng.choice(vocab, zeros, replace=False)] = 0.0
                 row /= row.sum()
     drafted = np.array([rng.choice(vocab, p=row) for row in q])
+    # Not left to chance: with two or more drafts, the first is a token the target wants
+    # more (p > q: the min caps its ratio at 1) and the last one the draft over-proposes
+    # (q > p: it is sometimes rejected), so forgetting either part of the rule is caught.
+    if k >= 2:
+        drafted[0] = np.argmax(p[0] - q[0])
+    drafted[-1] = np.argmax(q[-1] - p[-2])
     if same_row:  # a draft that agrees with the target on row 0
         q[0] = p[0]
     label = f"p {shape_text(p.shape)}, q {shape_text(q.shape)}"
