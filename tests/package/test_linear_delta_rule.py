@@ -51,7 +51,7 @@ def rel(a, b):
 
 REFERENCES = {"recurrent": (torch_recurrent_gated_delta_rule, {}, None),
               "chunk 4": (torch_chunk_gated_delta_rule, {"chunk_size": 4}, 4),
-              "chunk 64": (torch_chunk_gated_delta_rule, {"chunk_size": 64}, 64)}
+              "chunk 8": (torch_chunk_gated_delta_rule, {"chunk_size": 8}, 8)}
 
 
 @pytest.mark.parametrize("with_state", [False, True], ids=["zero", "state"])
