@@ -69,6 +69,7 @@ def recurrent_gated_delta_rule(q, k, v, g, beta, S):
 # --8<-- [end:recurrent]
 
 
+# --8<-- [start:checks]
 def _check_gates(fn, g, beta, lead_n, dtype):
     """g (log decay) and beta checked against (..., heads, n)."""
     checked = []
@@ -90,6 +91,7 @@ def _check_gates(fn, g, beta, lead_n, dtype):
                          f"and must lie in [0, 1], got values from "
                          f"{float(beta.min()):.3g} to {float(beta.max()):.3g}")
     return g, beta
+# --8<-- [end:checks]
 
 
 # --8<-- [start:gated_delta_rule]

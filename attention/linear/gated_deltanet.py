@@ -118,3 +118,23 @@ def gated_deltanet(x, p, config, state=None):
     y = out.reshape(batch, n, c.n_v_heads * c.d_v) @ p["W_o"]
     return y, DeltaNetState(conv_state, S)
 # --8<-- [end:layer]
+
+
+# --8<-- [start:init]
+def init_params(config, rng):
+    """Random weights of one layer: normal projections divided by
+    sqrt(fan-in), decays and gains that differ per head."""
+    c = config
+    d_qk, d_vv = c.n_qk_heads * c.d_k, c.n_v_heads * c.d_v
+    shapes = {"W_q": (c.d_model, d_qk), "W_k": (c.d_model, d_qk),
+              "W_v": (c.d_model, d_vv), "W_z": (c.d_model, d_vv),
+              "W_b": (c.d_model, c.n_v_heads), "W_a": (c.d_model, c.n_v_heads),
+              "W_o": (d_vv, c.d_model)}
+    p = {name: rng.normal(size=s) / np.sqrt(s[0])
+         for name, s in shapes.items()}
+    p["conv"] = rng.normal(size=(c.conv_channels, c.conv_kernel)) * 0.5
+    p["A_log"] = rng.normal(size=c.n_v_heads) * 0.5
+    p["dt_bias"] = rng.normal(size=c.n_v_heads) * 0.5
+    p["norm"] = 1 + 0.2 * rng.normal(size=c.d_v)
+    return p
+# --8<-- [end:init]

@@ -32,6 +32,7 @@ from attention.scaled_dot_product import _as_array
 # --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
 def _check_qkv(fn, q, k, v):
     """q, k, v as arrays of one floating dtype (at least float32), or a
     ValueError naming the argument and the shapes."""
@@ -69,6 +70,7 @@ def _check_chunk_size(fn, chunk_size):
         raise ValueError(f"{fn}: chunk_size must be an integer >= 1, got "
                          f"{chunk_size!r}")
     return int(chunk_size)
+# --8<-- [end:checks]
 
 
 # --8<-- [start:normaliser]

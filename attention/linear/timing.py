@@ -3,9 +3,9 @@
 Times vary with the machine (its vector units, BLAS, the load), so the page prints them
 marked as varying and asserts only what counting shows: the parallel form's work grows
 as n^2, the recurrent and chunked forms' as n (``attention.practice.measure.Counted``
-counts the multiply-adds of every matrix product). Each time is the best of a few calls,
-in CPU seconds of this process, which other programs on a shared machine disturb less
-than wall-clock time.
+counts the multiply-adds of every matrix product). Each time is the least wall-clock time
+of a few calls after an untimed one: the least is the call that other programs on a
+shared machine disturbed least.
 """
 
 # --8<-- [start:imports]
@@ -35,17 +35,17 @@ def forms(chunk_size=64):
 
 
 def best_seconds(fn, *args, repeats=3):
-    """The least CPU time of ``repeats`` calls, after one untimed call."""
+    """The least wall-clock time of ``repeats`` calls, after an untimed one."""
     fn(*args)
     best = float("inf")
     for _ in range(repeats):
-        start = time.process_time()
+        start = time.perf_counter()
         fn(*args)
-        best = min(best, time.process_time() - start)
+        best = min(best, time.perf_counter() - start)
     return best
 
 
-def time_forms(n, *, d=64, chunk_size=64, repeats=3, seed=0):
+def time_forms(n, *, d=64, chunk_size=64, repeats=5, seed=0):
     """Seconds of each form on one head of n tokens, d features, float32
     (positive features, so every form divides by a positive normaliser)."""
     rng = np.random.default_rng(seed)
