@@ -104,7 +104,8 @@ def delta_step(S, k, v, beta, g):
 def delta_step(S, k, v, beta, g):
     error = v - (k[..., None, :] @ S)[..., 0, :]
     write = k[..., :, None] * error[..., None, :]
-    return np.exp(g)[..., None, None] * S + np.asarray(beta)[..., None, None] * write
+    a = np.exp(g)[..., None, None]
+    return a * S + np.asarray(beta)[..., None, None] * write
 # --8<-- [end:ex2-wrong-old-state]
 
 
@@ -112,7 +113,8 @@ def delta_step(S, k, v, beta, g):
 # rejected with: decay first, then write
 def delta_step(S, k, v, beta, g):
     error = v - (k[..., None, :] @ S)[..., 0, :]
-    S = S + np.asarray(beta)[..., None, None] * (k[..., :, None] * error[..., None, :])
+    write = k[..., :, None] * error[..., None, :]
+    S = S + np.asarray(beta)[..., None, None] * write
     return np.exp(g)[..., None, None] * S
 # --8<-- [end:ex2-wrong-decay-last]
 

@@ -64,8 +64,8 @@ def sequence_bytes(card, n_tokens, *, bytes_per_value=2):
             or n_tokens < 0:
         raise ValueError(f"sequence_bytes: n_tokens must be an integer >= 0, "
                          f"got {n_tokens!r}")
-    b = bytes_per_value
+    b, kv = bytes_per_value, card.kv_values(n_tokens)
     return {"linear states": card.linear_layers * card.state_values() * b,
-            "softmax KV cache": card.full_layers * card.kv_values(n_tokens) * b,
-            "all-softmax KV cache": card.n_layers * card.kv_values(n_tokens) * b}
+            "softmax KV cache": card.full_layers * kv * b,
+            "all-softmax KV cache": card.n_layers * kv * b}
 # --8<-- [end:sequence_bytes]

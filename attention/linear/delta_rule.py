@@ -48,7 +48,7 @@ def delta_rule_step(S, k, v, beta, g=0.0):
     S = a[..., None, None] * S                         # decay: a S
     recalled = (k[..., None, :] @ S)[..., 0, :]        # k (a S): (..., d_v)
     error = v - recalled
-    write = k[..., :, None] @ error[..., None, :]      # k^T error (..., d_k, d_v)
+    write = k[..., :, None] @ error[..., None, :]  # k^T error (..., d_k, d_v)
     return S + np.asarray(beta, dtype=S.dtype)[..., None, None] * write
 # --8<-- [end:step]
 

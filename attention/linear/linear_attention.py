@@ -36,7 +36,10 @@ from attention.scaled_dot_product import _as_array
 def _check_qkv(fn, q, k, v):
     """q, k, v as arrays of one floating dtype (at least float32), or a
     ValueError naming the argument and the shapes."""
-    q, k, v = (_as_array(fn, name, a) for name, a in (("q", q), ("k", k), ("v", v)))
+    # an array subclass (chapter 5's Counted) stays itself: it is checked only
+    q, k, v = (a if isinstance(a, np.ndarray) and a.dtype.kind in "fiub"
+               else _as_array(fn, name, a)
+               for name, a in (("q", q), ("k", k), ("v", v)))
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
             raise ValueError(f"{fn}: {name} must have shape (..., n, d), got "
@@ -143,8 +146,9 @@ def linear_attention_chunked(q, k, v, *, chunk_size, normalize=True,
     *lead, n, d_k = k.shape
     d_v = v.shape[-1]
     S = _check_state(fn, initial_state, (*lead, d_k, d_v), v.dtype)
-    pad = [(0, 0)] * len(lead) + [(0, -n % C), (0, 0)]
-    q, k, v = (np.pad(a, pad) for a in (q, k, v))     # (..., n + pad, d)
+    if n % C:  # zeros to a whole number of chunks
+        pad = [(0, 0)] * len(lead) + [(0, -n % C), (0, 0)]
+        q, k, v = (np.pad(a, pad) for a in (q, k, v))  # (..., n + pad, d)
     chunks = q.shape[-2] // C
     q, k, v = (a.reshape(*lead, chunks, C, a.shape[-1])
                for a in (q, k, v))                    # (..., chunks, C, d)

@@ -63,6 +63,12 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
             "with BLAS matrix products, which WebAssembly does not have: the shares "
             "belong to the machine that built the page",
     },
+    "chapters/ch10-linear-attention.md": {
+        "linear-crossover.json": "reads the benchmark's results from the repository",
+        "time_forms(n": "times four forms of attention at up to 2048 tokens: the "
+                        "times belong to the machine that built the page, not to "
+                        "single-threaded WebAssembly without BLAS",
+    },
     "chapters/ch05-attention-at-scale.md": {
         "results.json": "reads the benchmark's results from the repository",
         "time of q @ k.T": "times products of up to (8192, 64) @ (64, 8192): minutes "
