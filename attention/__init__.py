@@ -40,6 +40,11 @@ Chapter 8, long contexts (see attention.long_context)
 Chapter 9, smaller caches, steadier logits (see attention.families)
     families          multi-head latent attention and its absorbed form (DeepSeek-V3),
                       soft-capping and Gemma 2's block, the model-card table
+Chapter 10, attention without the n² (see attention.linear)
+    linear            feature maps; causal linear attention parallel, recurrent and
+                      chunked; the (gated) delta rule and its chunked UT form
+                      (gated_delta_rule); the short causal convolution; Qwen3-Next's
+                      Gated DeltaNet layer and its state; hybrid costs; recall
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.
