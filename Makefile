@@ -8,6 +8,7 @@
 #   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
 #                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md});
 #                  chapter 7's training step and tokenizer -> benchmarks/train-step.{json,md}
+#                  chapter 10's crossover -> benchmarks/linear-crossover.json (not QUICK)
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
 
@@ -59,6 +60,7 @@ site: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(QUICK),--quick)
 	$(PY) benchmarks/train_step.py $(if $(QUICK),--quick)
+	$(if $(QUICK),,$(PY) benchmarks/linear_crossover.py)
 
 train: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.gpt.run
