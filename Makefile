@@ -8,6 +8,7 @@
 #   make bench     benchmark NumPy and PyTorch attention -> benchmarks/results.{json,md}
 #                  (QUICK=1: tiny sizes in seconds -> benchmarks/results-quick.{json,md});
 #                  chapter 7's training step and tokenizer -> benchmarks/train-step.{json,md}
+#                  chapter 10's crossover -> benchmarks/linear-crossover.json (not QUICK)
 #                  chapter 11's decoding against HF generate -> benchmarks/serving.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
@@ -60,6 +61,7 @@ site: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(QUICK),--quick)
 	$(PY) benchmarks/train_step.py $(if $(QUICK),--quick)
+	$(if $(QUICK),,$(PY) benchmarks/linear_crossover.py)
 	$(PY) benchmarks/serving.py $(if $(QUICK),--quick)
 
 train: $(STAMP)

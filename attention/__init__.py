@@ -42,6 +42,11 @@ Chapter 9, smaller caches, steadier logits (see attention.families)
                       soft-capping and Gemma 2's block, the model-card table; the
                       mixture of experts: routers, dense and sparse experts, load
                       balance, gpt-oss's clamped SwiGLU, active and total parameters
+Chapter 10, attention without the n² (see attention.linear)
+    linear            feature maps; causal linear attention parallel, recurrent and
+                      chunked; the (gated) delta rule and its chunked UT form
+                      (gated_delta_rule); the short causal convolution; Qwen3-Next's
+                      Gated DeltaNet layer and its state; hybrid costs; recall
 Chapter 11, serving (see attention.serving)
     serving           speculative decoding (exact, proved by enumeration), a paged KV
                       cache with prefix sharing, continuous batching, split-KV decoding

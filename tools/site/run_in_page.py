@@ -66,6 +66,12 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
     "chapters/ch11-serving.md": {
         "serving.json": "reads the benchmark's results from the repository",
     },
+    "chapters/ch10-linear-attention.md": {
+        "linear-crossover.json": "reads the benchmark's results from the repository",
+        "time_forms(n": "times four forms of attention at up to 2048 tokens: the "
+                        "times belong to the machine that built the page, not to "
+                        "single-threaded WebAssembly without BLAS",
+    },
     "chapters/ch05-attention-at-scale.md": {
         "results.json": "reads the benchmark's results from the repository",
         "time of q @ k.T": "times products of up to (8192, 64) @ (64, 8192): minutes "

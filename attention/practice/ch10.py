@@ -1,0 +1,190 @@
+"""Self-checks for the practice exercises of chapter 10 (linear attention, the delta rule).
+
+Each check calls the reader's function on data of its own, drawn afresh at every call,
+prints one verdict ("✓ Correct: ..." or "✗ Not yet: ..." saying what is wrong) and
+returns True or False. References come from ``attention.linear``.
+"""
+
+import numpy as np
+
+from attention.linear.delta_rule import delta_rule_step
+from attention.linear.feature_maps import elu_plus_one
+from attention.linear.linear_attention import (linear_attention_parallel,
+                                               linear_attention_recurrent)
+from attention.practice.measure import kib, peak_memory
+from attention.practice.trials import (Trial, as_array, difference, first_failure,
+                                       fresh_rng, judge, matches, shape_text, tried)
+from attention.practice.verdict import guard_checks, verdict
+
+
+def _features(rng, lead, n, d_k, d_v, dtype=np.float64):
+    q, k = (elu_plus_one(rng.normal(size=(*lead, n, d_k))).astype(dtype)
+            for _ in range(2))
+    v = rng.normal(size=(*lead, n, d_v)).astype(dtype)
+    return q, k, v
+
+
+def _plain(q, k, v):
+    return linear_attention_parallel(q, k, v, normalize=False)
+
+
+# Exercise 1 ---------------------------------------------------------------------------
+
+def _linear_trial(rng, lead, n, d_k, d_v, dtype=np.float64):
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    return Trial(f"{n} tokens, d_k {d_k}, d_v {d_v}, {axes}, {np.dtype(dtype).name}",
+                 _features(rng, lead, n, d_k, d_v, dtype), {}, np.dtype(dtype))
+
+
+def check_causal_linear_attention(your_function):
+    """Exercise 1: your_function(q, k, v) = causal linear attention without the
+    normaliser, computed from a d_k x d_v state (never the n x n matrix)."""
+    rng = fresh_rng()
+    trials = [_linear_trial(rng, (), 7, 3, 4), _linear_trial(rng, (2, 3), 9, 4, 2),
+              _linear_trial(rng, (2,), 6, 5, 3, np.float32)]
+    hints = [
+        (lambda q, k, v: q @ (np.swapaxes(k, -1, -2) @ v),
+         "every query read the state of all n tokens; query t may read tokens up to "
+         "t only: read the state right after adding token t"),
+        (lambda q, k, v: _plain(q, k, v) - np.einsum(
+            "...td,...td,...te->...te", q, k, v),
+         "query t did not see its own token: add k_tᵀ v_t to the state before "
+         "reading it"),
+        (lambda q, k, v: linear_attention_parallel(q, k, v),
+         "that divides by the normaliser; no normaliser here"),
+    ]
+    problem = first_failure(your_function, trials, _plain, what="causal_linear_attention",
+                            hints=hints)
+    if problem:
+        return verdict(False, problem)
+    # The recurrence keeps a d_k x d_v state: memory far below one n x n matrix.
+    n = 512
+    q, k, v = _features(rng, (2,), n, 4, 4)
+    got, problem, peak = peak_memory(your_function, q, k, v)
+    square = 2 * n * n * 8
+    if problem is None:
+        got, problem = as_array(got, "causal_linear_attention")
+        problem = problem or difference(got, _plain(q, k, v))
+    if problem is None and peak > square / 4:
+        problem = (f"right values, but the call took {kib(peak)} for 2 heads of {n} "
+                   f"tokens, at least a quarter of what the n x n matrices take "
+                   f"({kib(square)}); keep a "
+                   "d_k x d_v state and go through the tokens one at a time")
+    if problem:
+        return verdict(False, f"on {n} tokens: {problem}")
+    return verdict(True, f"on {tried(trials)} and on {n} tokens, in far less memory "
+                         "than the n x n matrix, your recurrence equals the masked "
+                         "product (Q Kᵀ ∘ M) V.")
+
+
+# Exercise 2 ---------------------------------------------------------------------------
+
+def _step_trial(rng, lead, d_k, d_v, dtype=np.float64):
+    S = rng.normal(size=(*lead, d_k, d_v)).astype(dtype)
+    k = rng.normal(size=(*lead, d_k)).astype(dtype)
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    v = rng.normal(size=(*lead, d_v)).astype(dtype)
+    beta = rng.uniform(0.1, 1, size=lead).astype(dtype)
+    g = -rng.uniform(0.1, 2, size=lead).astype(dtype)
+    axes = f"leading axes {shape_text(lead)}" if lead else "one head"
+    return Trial(f"S ({d_k}, {d_v}) with {axes}, {np.dtype(dtype).name}",
+                 (S, k, v, beta, g), {}, np.dtype(dtype))
+
+
+def _outer(k, e):
+    return k[..., :, None] * e[..., None, :]
+
+
+def check_delta_step(your_function):
+    """Exercise 2: your_function(S, k, v, beta, g) = one step of the gated delta rule."""
+    rng = fresh_rng()
+    trials = [_step_trial(rng, (), 4, 3), _step_trial(rng, (2, 3), 5, 2),
+              _step_trial(rng, (4,), 3, 6, np.float32)]
+    a = lambda g: np.exp(g)[..., None, None]  # noqa: E731
+    recall = lambda S, k: (k[..., None, :] @ S)[..., 0, :]  # noqa: E731
+    hints = [
+        (lambda S, k, v, beta, g: a(g) * S + np.asarray(beta)[..., None, None]
+         * _outer(k, v),
+         "that adds beta kᵀ v as linear attention does; the delta rule writes the "
+         "error v - k (a S), what the decayed state gets wrong"),
+        (lambda S, k, v, beta, g: a(g) * S + np.asarray(beta)[..., None, None]
+         * _outer(k, v - recall(S, k)),
+         "the error was measured against S before its decay; recall from the "
+         "decayed state: v - k (a S)"),
+        (lambda S, k, v, beta, g: a(g) * (S + np.asarray(beta)[..., None, None]
+                                          * _outer(k, v - recall(S, k))),
+         "the decay was applied after the write; decay first, then write"),
+        (lambda S, k, v, beta, g: delta_rule_step(S, k, v, 1.0, g),
+         "beta was ignored (a write strength of 1); multiply the write by beta"),
+    ]
+    return judge(your_function, trials, delta_rule_step, what="delta_step", hints=hints,
+                 success="your step equals a S + beta kᵀ (v - k a S).")
+
+
+# Exercise 3 ---------------------------------------------------------------------------
+
+def _merge_trial(rng, lead, n_a, n_b, d_k, d_v, dtype=np.float64):
+    q, k, v = _features(rng, lead, n_a + n_b, d_k, d_v, dtype)
+    _, S_a = linear_attention_recurrent(q[..., :n_a, :], k[..., :n_a, :],
+                                        v[..., :n_a, :], normalize=False)
+    out_b, S_b = linear_attention_recurrent(q[..., n_a:, :], k[..., n_a:, :],
+                                            v[..., n_a:, :], normalize=False)
+    whole, S = linear_attention_recurrent(q, k, v, normalize=False)
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    trial = Trial(f"chunks of {n_a} and {n_b} tokens, d_k {d_k}, d_v {d_v}, {axes}, "
+                  f"{np.dtype(dtype).name}", (q[..., n_a:, :], out_b, S_a, S_b), {},
+                  np.dtype(dtype))
+    return trial, (whole[..., n_a:, :], S)
+
+
+def check_merge_chunks(your_function):
+    """Exercise 3: your_function(q_b, out_b, state_a, state_b) = (chunk B's outputs
+    and the state after both chunks), as if the two had been one sequence."""
+    rng = fresh_rng()
+    made = [_merge_trial(rng, (), 5, 4, 3, 4), _merge_trial(rng, (2, 3), 3, 6, 4, 2),
+            _merge_trial(rng, (2,), 4, 4, 5, 3, np.float32)]
+    trials = [t for t, _ in made]
+    expected = {id(t): want for t, want in made}
+    wrong = [
+        (lambda q, o, Sa, Sb: (o, Sb),
+         "both are chunk B's alone, as if chunk A had never been; B's queries must "
+         "also read the state A left, and the states of the two chunks add"),
+        (lambda q, o, Sa, Sb: (o, Sa + Sb),
+         "chunk B's outputs ignore chunk A; its queries must also read the state that "
+         "chunk A left: out_b + q_b state_a"),
+        (lambda q, o, Sa, Sb: (o + q @ Sa, Sb),
+         "the returned state holds chunk B only; the state after both chunks is the sum "
+         "of the two"),
+        (lambda q, o, Sa, Sb: (o + q @ (Sa + Sb), Sa + Sb),
+         "chunk B's queries read chunk B's whole state too; out_b already holds B's own "
+         "causal part: add q_b state_a only"),
+    ]
+
+    def compare(result, want, trial):
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            return f"return (out, state), got {type(result).__name__}"
+        arrays, problems = [], []
+        for name, got, right in zip(("out", "state"), result, want):
+            got, problem = as_array(got, name)
+            arrays.append(got)
+            problems.append(problem or difference(got, right, trial.dtype))
+        if not any(problems):
+            return None
+        if all(a is not None for a in arrays):
+            for fn, message in wrong:
+                if all(matches(a, w, trial.dtype)
+                       for a, w in zip(arrays, fn(*trial.args))):
+                    return message
+        name = "out" if problems[0] else "state"
+        return f"{name}: {problems[0] or problems[1]}"
+
+    problem = first_failure(your_function, trials, lambda *a: None, what="merge_chunks",
+                            compare=lambda result, _, trial: compare(
+                                result, expected[id(trial)], trial))
+    if problem:
+        return verdict(False, problem)
+    return verdict(True, f"on {tried(trials)} your merge equals one pass over both "
+                         "chunks: out_b + q_b state_a, and state_a + state_b.")
+
+
+guard_checks(globals())

@@ -1,0 +1,177 @@
+"""Practice exercises of chapter 10: starters, worked solutions and plausible wrong answers.
+
+Each exercise has an `exN-starter` and an `exN-solution` section (the page includes them
+by snippet) and `exN-wrong-<what>` sections that its self-check must reject (never shown;
+tests/practice/test_wrong_answers.py runs them). Starter and solution define the same
+name on purpose: the reader replaces the one with the other.
+"""
+
+# --8<-- [start:imports]
+import numpy as np
+
+from attention.practice.ch10 import (check_causal_linear_attention,
+                                     check_delta_step, check_merge_chunks)
+# --8<-- [end:imports]
+
+# --8<-- [start:ex1-starter]
+def causal_linear_attention(q, k, v):
+    """Causal linear attention, no normaliser, as a recurrence over tokens.
+
+    q, k: features (..., n, d_k); v: (..., n, d_v). Row t of the result is
+    q_t S_t with S_t = k_1ᵀ v_1 + ... + k_tᵀ v_t, a (d_k, d_v) state.
+    """
+    # Your code: this reads one state of all n tokens, the future included.
+    S = np.swapaxes(k, -1, -2) @ v                 # (..., d_k, d_v)
+    return q @ S
+# --8<-- [end:ex1-starter]
+
+
+# --8<-- [start:ex1-solution]
+def causal_linear_attention(q, k, v):
+    """Causal linear attention, no normaliser, as a recurrence over tokens.
+
+    q, k: features (..., n, d_k); v: (..., n, d_v). Row t of the result is
+    q_t S_t with S_t = k_1ᵀ v_1 + ... + k_tᵀ v_t, a (d_k, d_v) state.
+    """
+    *lead, n, d_k = k.shape
+    S = np.zeros((*lead, d_k, v.shape[-1]), dtype=v.dtype)
+    out = np.empty(v.shape, dtype=v.dtype)         # (..., n, d_v)
+    for t in range(n):
+        S = S + k[..., t, :, None] * v[..., t, None, :]   # add k_tᵀ v_t
+        out[..., t, :] = (q[..., t, None, :] @ S)[..., 0, :]
+    return out
+# --8<-- [end:ex1-solution]
+
+
+# --8<-- [start:ex1-wrong-read-first]
+# rejected with: did not see its own token
+def causal_linear_attention(q, k, v):
+    *lead, n, d_k = k.shape
+    S = np.zeros((*lead, d_k, v.shape[-1]))
+    out = np.empty(v.shape)
+    for t in range(n):
+        out[..., t, :] = (q[..., t, None, :] @ S)[..., 0, :]
+        S = S + k[..., t, :, None] * v[..., t, None, :]
+    return out
+# --8<-- [end:ex1-wrong-read-first]
+
+
+# --8<-- [start:ex1-wrong-normalised]
+# rejected with: no normaliser here
+def causal_linear_attention(q, k, v):
+    weights = np.tril(q @ np.swapaxes(k, -1, -2))
+    return weights @ v / weights.sum(axis=-1, keepdims=True)
+# --8<-- [end:ex1-wrong-normalised]
+
+
+# --8<-- [start:ex1-wrong-square-matrix]
+# rejected with: what the n x n matrices take
+def causal_linear_attention(q, k, v):
+    return np.tril(q @ np.swapaxes(k, -1, -2)) @ v
+# --8<-- [end:ex1-wrong-square-matrix]
+
+
+# --8<-- [start:ex2-starter]
+def delta_step(S, k, v, beta, g):
+    """One token of the gated delta rule: S <- a S + beta kᵀ (v - k a S).
+
+    S: (..., d_k, d_v); k: (..., d_k); v: (..., d_v); beta, g: (...) or
+    numbers; a = exp(g). Returns the new state (..., d_k, d_v).
+    """
+    # Your code: this is linear attention's write, with a decay.
+    a = np.exp(g)[..., None, None]
+    return a * S + np.asarray(beta)[..., None, None] * (
+        k[..., :, None] * v[..., None, :])
+# --8<-- [end:ex2-starter]
+
+
+# --8<-- [start:ex2-solution]
+def delta_step(S, k, v, beta, g):
+    """One token of the gated delta rule: S <- a S + beta kᵀ (v - k a S).
+
+    S: (..., d_k, d_v); k: (..., d_k); v: (..., d_v); beta, g: (...) or
+    numbers; a = exp(g). Returns the new state (..., d_k, d_v).
+    """
+    S = np.exp(g)[..., None, None] * S                 # decay first
+    error = v - (k[..., None, :] @ S)[..., 0, :]       # v - k (a S)
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    return S + np.asarray(beta)[..., None, None] * write
+# --8<-- [end:ex2-solution]
+
+
+# --8<-- [start:ex2-wrong-old-state]
+# rejected with: measured against S before its decay
+def delta_step(S, k, v, beta, g):
+    error = v - (k[..., None, :] @ S)[..., 0, :]
+    write = k[..., :, None] * error[..., None, :]
+    a = np.exp(g)[..., None, None]
+    return a * S + np.asarray(beta)[..., None, None] * write
+# --8<-- [end:ex2-wrong-old-state]
+
+
+# --8<-- [start:ex2-wrong-decay-last]
+# rejected with: decay first, then write
+def delta_step(S, k, v, beta, g):
+    error = v - (k[..., None, :] @ S)[..., 0, :]
+    write = k[..., :, None] * error[..., None, :]
+    S = S + np.asarray(beta)[..., None, None] * write
+    return np.exp(g)[..., None, None] * S
+# --8<-- [end:ex2-wrong-decay-last]
+
+
+# --8<-- [start:ex2-wrong-no-beta]
+# rejected with: beta was ignored
+def delta_step(S, k, v, beta, g):
+    S = np.exp(g)[..., None, None] * S
+    error = v - (k[..., None, :] @ S)[..., 0, :]
+    return S + k[..., :, None] * error[..., None, :]
+# --8<-- [end:ex2-wrong-no-beta]
+
+
+# --8<-- [start:ex3-starter]
+def merge_chunks(q_b, out_b, state_a, state_b):
+    """Join chunk A (before) and chunk B (after) of causal linear attention.
+
+    Chunk B was computed alone, from a zero state: out_b (..., C, d_v),
+    state_b (..., d_k, d_v). state_a is chunk A's final state; q_b chunk
+    B's queries (..., C, d_k). Returns (B's true outputs, the state after
+    both), as one pass over A then B gives.
+    """
+    # Your code: this keeps chunk B as if chunk A had never been.
+    return out_b, state_b
+# --8<-- [end:ex3-starter]
+
+
+# --8<-- [start:ex3-solution]
+def merge_chunks(q_b, out_b, state_a, state_b):
+    """Join chunk A (before) and chunk B (after) of causal linear attention.
+
+    Chunk B was computed alone, from a zero state: out_b (..., C, d_v),
+    state_b (..., d_k, d_v). state_a is chunk A's final state; q_b chunk
+    B's queries (..., C, d_k). Returns (B's true outputs, the state after
+    both), as one pass over A then B gives.
+    """
+    # Every query of B also reads what A left; the two states add.
+    return out_b + q_b @ state_a, state_a + state_b
+# --8<-- [end:ex3-solution]
+
+
+# --8<-- [start:ex3-wrong-no-carry]
+# rejected with: its queries must also read the state that chunk A left
+def merge_chunks(q_b, out_b, state_a, state_b):
+    return out_b, state_a + state_b
+# --8<-- [end:ex3-wrong-no-carry]
+
+
+# --8<-- [start:ex3-wrong-state-b]
+# rejected with: the returned state holds chunk B only
+def merge_chunks(q_b, out_b, state_a, state_b):
+    return out_b + q_b @ state_a, state_b
+# --8<-- [end:ex3-wrong-state-b]
+
+
+# --8<-- [start:ex3-wrong-both-states]
+# rejected with: add q_b state_a only
+def merge_chunks(q_b, out_b, state_a, state_b):
+    return out_b + q_b @ (state_a + state_b), state_a + state_b
+# --8<-- [end:ex3-wrong-both-states]
