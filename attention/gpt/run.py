@@ -27,7 +27,7 @@ from attention.parameters import count_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = Path(__file__).resolve().parent / "shipped"
-# The prose of the home page and of chapters 1 to 6, 8 and 9 trains (not
+# The prose of the home page and of chapters 1 to 6 and 8 to 11 trains (not
 # chapter 7's: it quotes this model); the article, which retells chapter 2
 # in its own words, is held out.
 TRAIN_PAGES = ("index.md", "chapters/ch01-foundations.md",
@@ -37,7 +37,9 @@ TRAIN_PAGES = ("index.md", "chapters/ch01-foundations.md",
                "chapters/ch05-attention-at-scale.md",
                "chapters/ch06-backpropagation.md",
                "chapters/ch08-long-contexts.md",
-               "chapters/ch09-smaller-caches-steadier-logits.md")
+               "chapters/ch09-smaller-caches-steadier-logits.md",
+               "chapters/ch10-linear-attention.md",
+               "chapters/ch11-serving.md")
 VAL_PAGES = ("blog/posts/self-attention-numpy.md",)
 VOCAB_SIZE = 1024
 MODEL = ModelConfig(vocab_size=VOCAB_SIZE, d_model=128, n_layers=3,
