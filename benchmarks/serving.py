@@ -14,7 +14,6 @@ the same function (``primed_time``), the runners alternating.
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from side_by_side import primed_time  # noqa: E402
+from side_by_side import alternate  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict  # noqa: E402
@@ -56,14 +55,6 @@ def layer_skip_draft(params, config, n_layers):
     keep = {k: v for k, v in params.items() if not k.startswith("blocks.")
             or int(k.split(".")[1]) < n_layers}
     return keep, replace(config, n_layers=n_layers)
-
-
-def alternate(runs, rounds):
-    times = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, fn in runs.items():
-            times[name].append(primed_time(fn))
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main(argv=None):

@@ -64,6 +64,16 @@ def primed_time(run, settle_s: float = 0.15) -> float:
     return elapsed
 
 
+def alternate(runs: dict, rounds: int) -> dict:
+    """The median of ``rounds`` primed times of each runner, the runners taking turns
+    within every round (so a slower spell of the machine falls on all of them)."""
+    times = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            times[name].append(primed_time(fn))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def measure(heads: int, n: int, causal: bool, rounds: int, plain: bool,
             settle_s: float) -> dict:
     runs = runners(heads, n, causal, plain)

@@ -12,7 +12,6 @@ same function (``primed_time``), the two libraries alternating.
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from side_by_side import primed_time  # noqa: E402
+from side_by_side import alternate  # noqa: E402
 from tokenizers import ByteLevelBPETokenizer  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
@@ -71,14 +70,6 @@ def step_runners(model_config, tc):
         return loss.item()
 
     return numpy_step, torch_step
-
-
-def alternate(runs, rounds):
-    times = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, fn in runs.items():
-            times[name].append(primed_time(fn))
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main(argv=None):

@@ -15,6 +15,7 @@ differ on counting it, so ``parameter_counts`` gives both.
 
 # --8<-- [start:imports]
 import math
+from dataclasses import replace
 
 from attention.families.costs import latent_cache_bytes
 from attention.families.moe import MoE
@@ -49,15 +50,12 @@ MOE_CONFIGS = {
         layer_types=("sliding", "full") * 12,
         moe=MoE(32, 4, 2880, router="top_k_softmax", bias=True,
                 swiglu_limit=7.0)),
-    "gpt-oss-120b": ModelConfig(
-        arch="llama", vocab_size=201088, d_model=2880, n_layers=36,
-        n_heads=64, n_kv_heads=8, head_dim=64, d_ff=2880,
-        max_positions=131072, tie_embeddings=False, attn_bias=True,
-        attn_sinks=True, sliding_window=128,
-        layer_types=("sliding", "full") * 18,
-        moe=MoE(128, 4, 2880, router="top_k_softmax", bias=True,
-                swiglu_limit=7.0)),
 }
+# gpt-oss-120b: the 20b's layer, 36 of them, with 128 experts instead of 32
+_small = MOE_CONFIGS["gpt-oss-20b"]
+MOE_CONFIGS["gpt-oss-120b"] = replace(
+    _small, n_layers=36, layer_types=("sliding", "full") * 18,
+    moe=replace(_small.moe, n_experts=128))
 # (total, active) in billions, as each paper or model card states them.
 CARD_COUNTS = {"Mixtral 8x7B": (47, 13), "Qwen3-30B-A3B": (30.5, 3.3),
                "DeepSeek-V3": (671, 37), "gpt-oss-20b": (20.9, 3.6),
