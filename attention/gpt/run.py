@@ -1,16 +1,22 @@
 """``make train``: the tokenizer, the data and the run that chapter 7 ships.
 
 Deterministic for a seed on one machine: the tokenizer, the batches and the
-dropout masks are all seeded. It writes, each through a temporary file and a
-rename, ``attention/gpt/shipped/``: ``vocab.json`` and ``merges.txt``,
-``tokens.npz`` (the training and validation token ids), ``model.npz`` (the
-checkpoint, float16) and, last, ``log.json``. The files travel with the
-package, so a page in the browser loads them as the tests do.
+dropout masks are all seeded. It writes ``attention/gpt/shipped/``:
+``vocab.json`` and ``merges.txt``, ``tokens.npz`` (the training and
+validation token ids), ``model.npz`` (the checkpoint, float16) and
+``log.json``. They belong together (the model's embedding rows are the
+tokenizer's ids), so the run writes them into a staging folder beside
+``shipped/`` and only at the end renames them in, ``log.json`` last: a run
+stopped part way (Ctrl-C during minutes of training) leaves the previous set
+whole. The files travel with the package, so a page in the browser loads
+them as the tests do.
 """
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -60,9 +66,26 @@ def shipped():
     return tokenizer, params, config, tokens, log
 
 
+SET = ("vocab.json", "merges.txt", "tokens.npz", "model.npz", "log.json")
+
+
 def main(model=MODEL, tc=TRAIN, out=SHIPPED):
+    """Train, then replace the set in out (see the module's docstring)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    # the same file system as out, so that os.replace is a rename
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        _run(model, tc, staging)
+        for name in SET:  # the whole set, log.json last
+            os.replace(staging / name, out / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run(model, tc, out):
+    """The tokenizer, the tokens, the training run, the checkpoint and the
+    log, written into the (staging) folder out."""
     pages = {name: prose((ROOT / "docs" / name).read_text("utf8"))
              for name in TRAIN_PAGES + VAL_PAGES}
     start = time.perf_counter()
@@ -73,10 +96,8 @@ def main(model=MODEL, tc=TRAIN, out=SHIPPED):
     val_text = "".join(pages[p] for p in VAL_PAGES)
     train_ids = np.array(tokenizer.encode(train_text), dtype=np.uint16)
     val_ids = np.array(tokenizer.encode(val_text), dtype=np.uint16)
-    tmp = out / "tokens.npz.tmp"
-    with open(tmp, "wb") as f:
+    with open(out / "tokens.npz", "wb") as f:
         np.savez_compressed(f, train=train_ids, val=val_ids)
-    os.replace(tmp, out / "tokens.npz")
     print(f"tokenizer: {len(merges)} merges in "
           f"{time.perf_counter() - start:.0f} s; {len(train_ids)} training "
           f"and {len(val_ids)} validation tokens", flush=True)
@@ -101,9 +122,7 @@ def main(model=MODEL, tc=TRAIN, out=SHIPPED):
         "flops_6ND": 6 * n_params * log["tokens"],
         "checkpoint_val_loss": evaluate(saved, model, val_ids.astype(
             np.int64), tc.context)}
-    tmp = out / "log.json.tmp"
-    tmp.write_text(json.dumps(log), "utf8")
-    os.replace(tmp, out / "log.json")
+    (out / "log.json").write_text(json.dumps(log), "utf8")
     print(f"{log['seconds']:.0f} s, {log['tokens_per_second']:.0f} tokens/s, "
           f"checkpoint val loss {log['checkpoint_val_loss']:.4f}")
 

@@ -8,8 +8,9 @@ line, its two parts separated by one space, in the order they were learned.
 Reading checks what ``BPETokenizer`` relies on, and says which field is
 wrong: ids 0..V-1, each once; all 256 byte symbols present (so that every
 string can be encoded); every merge's parts and its result in the vocabulary.
-Writing goes to a temporary file first, then ``os.replace``: a reader never
-finds half a file.
+Writing puts both files in temporary files first, then renames each with
+``os.replace``: a reader never finds half a file, and an interrupted write
+leaves the old pair, not a new vocabulary beside old merges.
 """
 
 # --8<-- [start:files]
@@ -50,23 +51,36 @@ def check_tokenizer(vocab, merges):
     return dict(vocab), checked
 
 
-def _replace(path, text):
-    """Write text to path through a temporary file and os.replace."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _replace_together(files):
+    """Write {path: text} as one unit: every file to a temporary file
+    first, then each renamed over its path. An error while writing leaves
+    every old file as it was (and no temporary file behind)."""
+    tmps = {Path(path): Path(path).with_name(Path(path).name + ".tmp")
+            for path in files}
+    try:
+        for path, tmp in tmps.items():
+            tmp.write_text(files[path], encoding="utf-8")
+    except BaseException:
+        for tmp in tmps.values():
+            tmp.unlink(missing_ok=True)
+        raise
+    for path, tmp in tmps.items():
+        os.replace(tmp, path)
 
 
 def save_tokenizer(folder, vocab, merges):
-    """Write folder/vocab.json and folder/merges.txt; returns their paths."""
+    """Write folder/vocab.json and folder/merges.txt, together (a
+    vocabulary never sits beside another run's merges); returns their
+    paths."""
     vocab, merges = check_tokenizer(vocab, merges)
     folder = Path(folder)
     ordered = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
-    _replace(folder / "vocab.json", json.dumps(ordered, ensure_ascii=False))
     lines = [VERSION_LINE] + [f"{a} {b}" for a, b in merges]
-    _replace(folder / "merges.txt", "\n".join(lines) + "\n")
-    return folder / "vocab.json", folder / "merges.txt"
+    paths = folder / "vocab.json", folder / "merges.txt"
+    _replace_together({
+        paths[0]: json.dumps(ordered, ensure_ascii=False),
+        paths[1]: "\n".join(lines) + "\n"})
+    return paths
 
 
 def read_tokenizer_files(vocab_path, merges_path):

@@ -123,6 +123,26 @@ def test_bad_tokenizer_files_raise_value_errors_naming_the_field(trained, tmp_pa
         trained[2].decode([5000])
 
 
+def test_save_tokenizer_writes_vocab_and_merges_as_one_unit(trained, tmp_path,
+                                                            monkeypatch):
+    """A failure while writing merges.txt (a full disk, Ctrl-C) leaves the old pair:
+    never a new vocabulary beside old merges, and no temporary file."""
+    bytes_only = {s: i for i, s in enumerate(BYTE_TO_SYMBOL.values())}
+    save_tokenizer(tmp_path, bytes_only, [])
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    write_text = type(tmp_path).write_text
+
+    def failing(path, *args, **kwargs):
+        if path.name.startswith("merges"):
+            raise KeyboardInterrupt
+        return write_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(type(tmp_path), "write_text", failing)
+    with pytest.raises(KeyboardInterrupt):
+        save_tokenizer(tmp_path, *trained[:2])
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_no_letter_or_number_lies_beyond_the_scanned_planes():
     import unicodedata
     assert not any(unicodedata.category(chr(cp))[0] in "LN"

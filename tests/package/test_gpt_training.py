@@ -244,3 +244,25 @@ def test_make_train_is_deterministic_for_its_seed(tmp_path, capsys):
             del evaluation["seconds"]
     assert logs[0] == logs[1] and logs[0]["loss"][-1] < logs[0]["loss"][0]
     assert not list(tmp_path.glob("*/*.tmp")), "a temporary file was left behind"
+
+
+def test_an_interrupted_make_train_leaves_the_shipped_set_whole(tmp_path, monkeypatch):
+    """Ctrl-C during training (a KeyboardInterrupt from the loop, after a small tokenizer
+    is made) changes no file of the previous set and leaves no staging folder."""
+    import shutil
+    from attention.gpt import bpe, run
+    out = tmp_path / "shipped"
+    shutil.copytree(run.SHIPPED, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "train_bpe", lambda texts, _: bpe.train_bpe(texts[:1], 300))
+    monkeypatch.setattr(run, "train", interrupted)
+    model = ModelConfig(vocab_size=300, d_model=16, n_layers=1, n_heads=2, max_positions=32)
+    with pytest.raises(KeyboardInterrupt):
+        run.main(model, TrainConfig(steps=2, batch_size=2, context=32, warmup=1,
+                                    eval_every=1), out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]
