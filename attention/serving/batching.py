@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attention.model import forward
-from attention.serving.paged import BlockPool, PagedKVCache, PagedSequence
+from attention.serving.paged import PagedKVCache, PagedSequence, pool_for
 # --8<-- [end:imports]
 
 
@@ -56,8 +56,7 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
     are filled in.
     """
     _check_serve(config, requests, max_batch, n_blocks, block_size, policy)
-    pool = BlockPool(n_blocks, block_size, n_layers=config.n_layers,
-                     n_kv_heads=config.n_kv_heads, d_head=config.d_head)
+    pool = pool_for(config, n_blocks, block_size)
     waiting = sorted(requests, key=lambda r: r.arrival)
     running, sequences, steps = [], {}, []
     while waiting or running:

@@ -15,6 +15,11 @@ counts its users); the first write into a shared block copies it (copy-on-write)
 chapter 3's ``forward`` runs on it unchanged: ``update`` writes the new keys and values
 into the blocks and returns every sequence's keys, gathered and left-padded to a
 common length (the padding masked), as chapter 4's left-padded batches are.
+
+What a slot holds is the model's cache entry for one token: n_kv_heads keys and values
+of d_head, or for multi-head latent attention (chapter 9, DeepSeek-V3) the latent c_kv
+(kv_lora_rank) in the keys' place and the shared rotated key (qk_rope_head_dim) in the
+values', one "head" of each; ``pool_for`` sizes a pool for a configuration.
 """
 
 # --8<-- [start:imports]
@@ -31,19 +36,22 @@ def _check_size(fn, name, value):
 
 # --8<-- [start:pool]
 class BlockPool:
-    """n_blocks blocks of block_size slots, for every layer: keys and values
-    (n_layers, n_blocks, n_kv_heads, block_size, d_head), a free list and a
-    reference count per block (how many sequences use it)."""
+    """n_blocks blocks of block_size slots, for every layer: keys (n_layers,
+    n_blocks, n_kv_heads, block_size, d_head) and values (the same, d_value
+    wide: d_head unless given), a free list and a reference count per block
+    (how many sequences use it)."""
 
     def __init__(self, n_blocks, block_size, *, n_layers, n_kv_heads, d_head,
-                 dtype=np.float64):
+                 d_value=None, dtype=np.float64):
+        d_value = d_head if d_value is None else d_value
         for name, value in (("n_blocks", n_blocks), ("block_size", block_size),
                             ("n_layers", n_layers), ("n_kv_heads", n_kv_heads),
-                            ("d_head", d_head)):
+                            ("d_head", d_head), ("d_value", d_value)):
             _check_size("BlockPool", name, value)
         self.block_size = block_size
-        shape = (n_layers, n_blocks, n_kv_heads, block_size, d_head)
-        self.keys, self.values = np.zeros(shape, dtype), np.zeros(shape, dtype)
+        shape = (n_layers, n_blocks, n_kv_heads, block_size)
+        self.keys = np.zeros((*shape, d_head), dtype)
+        self.values = np.zeros((*shape, d_value), dtype)
         self.free = list(range(n_blocks))[::-1]  # pop() hands out block 0 first
         self.refs = np.zeros(n_blocks, np.int64)  # users of each block
 
@@ -82,6 +90,20 @@ class BlockPool:
             if not 0 <= block < len(self.refs) or self.refs[block] == 0:
                 raise ValueError(f"BlockPool: the block table {list(table)} "
                                  f"points at block {block}, which is free")
+
+
+def pool_for(config, n_blocks, block_size, dtype=np.float64):
+    """A BlockPool whose slots hold config's cache entry for one token:
+    n_kv_heads keys and values of d_head, or MLA's latent c_kv and shared
+    rotated key k_rope (chapter 9), kv_lora_rank + qk_rope_head_dim numbers
+    per token and layer, whatever the number of heads."""
+    if config.arch == "deepseek_v3":
+        widths = dict(n_kv_heads=1, d_head=config.kv_lora_rank,
+                      d_value=config.qk_rope_head_dim)
+    else:
+        widths = dict(n_kv_heads=config.n_kv_heads, d_head=config.d_head)
+    return BlockPool(n_blocks, block_size, n_layers=config.n_layers,
+                     dtype=dtype, **widths)
 # --8<-- [end:pool]
 
 
@@ -127,6 +149,15 @@ class PagedSequence:
     def write(self, layer, k, v):
         """k, v (n_kv_heads, n_new, d_head) into slots length.. of layer."""
         self.pool.check_live(self.table)
+        keys, values = self.pool.keys.shape, self.pool.values.shape
+        if (k.shape[0] != keys[2] or k.shape[2] != keys[4] or v.shape[0]
+                != values[2] or v.shape[2] != values[4]
+                or k.shape[1] != v.shape[1]):
+            raise ValueError(
+                f"PagedSequence.write: k {k.shape} and v {v.shape} do not fit "
+                f"the pool's slots of {keys[2]} heads x {keys[4]} (keys) and "
+                f"x {values[4]} (values); size the pool for the model with "
+                f"pool_for(config, ...)")
         slots = self.length + np.arange(k.shape[1])
         blocks = np.asarray(self.table)[slots // self.pool.block_size]
         offsets = slots % self.pool.block_size

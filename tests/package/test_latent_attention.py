@@ -7,7 +7,8 @@ the softmax scale. Hugging Face's float32 internals swapped for float64 as in ch
 (``float64_hf``). Logits <= 1e-10 relative to their largest value; the absorbed path
 (W_uk folded into the queries, W_uv into W_o) equals the unabsorbed one <= 1e-12; the
 latent cache holds kv_lora_rank + qk_rope_head_dim numbers per token and layer; greedy
-generation with it equals Hugging Face's token for token.
+generation with it, and serving from it paged (chapter 11), equal Hugging Face's token for
+token.
 """
 
 import dataclasses
@@ -22,6 +23,7 @@ from attention.families.mla import absorb_key, absorb_value
 from attention.generation import generate
 from attention.kv_cache import KVCache
 from attention.model import ModelConfig, forward, init_params
+from attention.serving.batching import Request, serve
 from tests.package.test_families import COMMON, VOCAB, eager
 from tests.package.test_long_context_models import (build, hf_greedy,
                                                     hf_logits, ours, relative)
@@ -112,6 +114,20 @@ def test_greedy_generation_equals_hugging_face(reference, use_cache):
     mine = generate(params, config, prompt, max_new_tokens=new,
                     use_cache=use_cache)
     assert np.array_equal(mine, theirs)
+
+
+def test_serving_from_paged_latent_blocks_equals_hugging_face(reference):
+    """serve() keeps MLA's latent cache in blocks (chapter 11): three requests of different
+    lengths, two at a time, each get Hugging Face's greedy tokens and generate's."""
+    model, params, config = reference
+    rng = np.random.default_rng(7)
+    batch = [Request(arrival, rng.integers(2, VOCAB, n), new)
+             for arrival, n, new in ((0, 4, 16), (1, 7, 9), (2, 3, 12))]
+    serve(params, config, batch, max_batch=2, n_blocks=12, block_size=4)
+    for r in batch:
+        theirs = hf_greedy(model, r.prompt[None], r.max_new_tokens, True)[0]
+        mine = generate(params, config, r.prompt, max_new_tokens=r.max_new_tokens)[0]
+        assert r.tokens == theirs[len(r.prompt):].tolist() == mine[len(r.prompt):].tolist()
 
 
 def test_the_latent_cache_decodes_absorbed_as_the_full_forward(reference):

@@ -9,7 +9,9 @@
   for ragged lengths and every block size from 1 to 8; the block-table gather == the
   contiguous keys exactly; prefix sharing by reference counts and copy-on-write gives
   equal outputs; a freed block in a table is refused.
-- Continuous and static batching: every request's tokens == ``generate`` alone.
+- Continuous and static batching: every request's tokens == ``generate`` alone, for a
+  DeepSeek-V3 (MLA) model too, whose pool pages the latent cache (``pool_for``); a pool
+  sized for other keys is refused by name.
 - Split-KV: the merge == full attention (<= 1e-12), fully masked chunks and rows included.
 """
 
@@ -24,7 +26,7 @@ from attention.serving.batching import Request, serve
 from attention.serving.exact import (emitted_distribution, model_distribution,
                                      round_outcomes, target_distribution)
 from attention.serving.paged import (BlockPool, PagedKVCache, PagedSequence,
-                                     gather)
+                                     gather, pool_for)
 from attention.serving.speculative import accept_or_reject
 from attention.serving.split_kv import (chunk_attention, merge_chunks,
                                         split_kv_attention)
@@ -35,6 +37,11 @@ TARGET = ModelConfig(arch="llama", vocab_size=40, d_model=24, n_layers=2,
                      n_heads=4, n_kv_heads=2, d_ff=48, max_positions=96)
 DRAFT = ModelConfig(arch="gpt2", vocab_size=40, d_model=16, n_layers=1,
                     n_heads=2, max_positions=96)
+# DeepSeek-V3's attention (chapter 9): 3 heads, a latent of 5, a rotated key of 4
+MLA = ModelConfig(arch="deepseek_v3", vocab_size=40, d_model=18, n_layers=2,
+                  n_heads=3, d_ff=36, max_positions=96, q_lora_rank=6,
+                  kv_lora_rank=5, qk_rope_head_dim=4, qk_nope_head_dim=6,
+                  v_head_dim=3)
 
 
 @pytest.fixture(scope="module")
@@ -304,6 +311,33 @@ def test_serve_refuses_a_request_longer_than_the_cache(models):
     with pytest.raises(ValueError, match="block_size"):
         serve(target, TARGET, [Request(0, np.arange(8), 10)], max_batch=2,
               n_blocks=4, block_size=0)
+
+
+@pytest.mark.parametrize("policy", ["continuous", "static"])
+def test_serving_mla_pages_its_latent_and_equals_generate(policy):
+    """A DeepSeek-V3 (MLA) model is served from a pool of its latent cache: per token and
+    layer kv_lora_rank + qk_rope_head_dim numbers, and every request's tokens are
+    generate's (tests/package/test_latent_attention.py: and Hugging Face's)."""
+    params = init_params(MLA, np.random.default_rng(3), std=0.3)
+    pool = pool_for(MLA, 12, 4)
+    assert pool.keys.shape == (2, 12, 1, 4, 5) and pool.values.shape == (2, 12, 1, 4, 4)
+    batch = requests(10)
+    steps = serve(params, MLA, batch, max_batch=3, n_blocks=12, block_size=4,
+                  policy=policy)
+    for r in batch:
+        alone = generate(params, MLA, r.prompt, max_new_tokens=r.max_new_tokens)[0]
+        assert r.tokens == alone[len(r.prompt):].tolist()
+    assert sum(steps) == sum(r.max_new_tokens for r in batch)
+
+
+def test_a_pool_sized_for_other_keys_is_refused_by_name():
+    params = init_params(MLA, np.random.default_rng(3), std=0.3)
+    pool = BlockPool(8, 4, n_layers=2, n_kv_heads=3, d_head=9)  # keys and values
+    with pytest.raises(ValueError, match=r"k \(1, 3, 5\) and v \(1, 3, 4\) do not fit"
+                                         r".*pool_for"):
+        prefill(params, MLA, pool, [1, 2, 3])
+    with pytest.raises(ValueError, match="d_value must be a positive integer"):
+        BlockPool(8, 4, n_layers=2, n_kv_heads=3, d_head=9, d_value=0)
 
 
 # Split-KV ---------------------------------------------------------------------------
