@@ -7,9 +7,14 @@ section 4.5, scheduling on a paged cache.
 Static batching takes a batch of requests and decodes it until its longest request is
 done: a short request's slot idles and new arrivals wait. Continuous batching decides
 again at every step: finished requests leave (their blocks go back to the pool) and
-waiting ones join, each with a prefill of its prompt, as long as the pool has the blocks
-that their whole length will need. Each request's tokens depend on its own prompt only:
-its keys sit in its own blocks, and the other sequences' padding is masked.
+waiting ones join, each with a prefill of its prompt. Blocks are given on demand, as
+vLLM does: a request joins if the blocks its prompt needs are free and takes one more
+whenever it fills one; when none is left, the latest arrival is preempted (its blocks go
+back) and later prefilled again from its prompt and the tokens it had, so its output
+does not change. The alternative, reserving each request's whole final length on
+admission, never preempts but runs fewer requests at once. Each request's tokens depend
+on its own prompt only: its keys sit in its own blocks, and the other sequences' padding
+is masked.
 
 Time is counted in steps, one model step per iteration (its prefills and one decoded
 token per running request), so the simulation is deterministic: arrivals and lengths
@@ -33,48 +38,64 @@ class Request:
     prompt: np.ndarray          # (n,) token ids
     max_new_tokens: int         # tokens to generate (greedy)
     tokens: list = field(default_factory=list)  # generated so far
-    admitted: int | None = None  # the step it was prefilled at
+    admitted: int | None = None  # the step it was first prefilled at
     finished: int | None = None  # the step of its last token
+    preempted: int = 0           # times its blocks were taken back
 
     def blocks_needed(self, block_size):
         """Blocks its whole length needs (the last token is never cached)."""
         n = len(self.prompt) + self.max_new_tokens - 1
         return -(-n // block_size)  # ceil(n / block_size)
+
+    def blocks_now(self, block_size):
+        """Blocks its prefill needs: the prompt and any tokens generated
+        before it was preempted."""
+        return -(-(len(self.prompt) + len(self.tokens)) // block_size)
 # --8<-- [end:request]
 
 
 # --8<-- [start:serve]
 def serve(params, config, requests, *, max_batch, n_blocks, block_size,
-          policy="continuous"):
+          policy="continuous", allocation="on_demand"):
     """Decode every request greedily on one paged pool, step by step.
 
     policy "continuous": admit waiting requests (in order of arrival)
-    whenever a slot and their blocks are free, retire each when done.
+    whenever a place and blocks are free, retire each when done.
     "static": admit only into an empty batch, which runs until all of
-    its requests are done. Returns the tokens emitted at each step (one
-    per request served); each request's tokens, admission and finish
-    are filled in.
+    its requests are done. allocation "on_demand" (vLLM's): admit a
+    request if the blocks its prefill needs now are free, give it a block
+    whenever it fills one, and when the pool runs out take every block
+    back from the latest arrival, which waits and is prefilled again from
+    its prompt and the tokens it has (recomputation). "reserve": admit a
+    request only if the blocks of its whole final length are free of
+    every running request's reservation; the pool never runs out.
+    Returns the tokens emitted at each step (one per request served);
+    each request's tokens, admission and finish are filled in.
     """
-    _check_serve(config, requests, max_batch, n_blocks, block_size, policy)
+    _check_serve(config, requests, max_batch, n_blocks, block_size, policy,
+                 allocation)
     pool = pool_for(config, n_blocks, block_size)
     waiting = sorted(requests, key=lambda r: r.arrival)
     running, sequences, steps = [], {}, []
     while waiting or running:
-        step, decoding, admitted = len(steps), list(running), 0
-        held = sum(r.blocks_needed(block_size) for r in running)
+        step, empty = len(steps), not running
+        decoding = [r for r in running if len(r.tokens) < r.max_new_tokens]
+        if allocation == "on_demand":  # each one's next slot, or preempt
+            _make_room(pool, sequences, decoding, running, waiting)
+        admitted = 0
         while (waiting and waiting[0].arrival <= step
                and len(running) < max_batch
-               and held + waiting[0].blocks_needed(block_size) <= n_blocks
-               and (policy == "continuous" or not decoding)):
+               and (policy == "continuous" or empty)
+               and _fits(waiting[0], running, pool, allocation)):
             r = waiting.pop(0)
             sequences[id(r)] = PagedSequence(pool)
-            held += r.blocks_needed(block_size)
-            logits = forward(params, config, r.prompt[None],
+            ids = np.concatenate([r.prompt, r.tokens]).astype(np.int64)
+            logits = forward(params, config, ids[None],
                              cache=PagedKVCache([sequences[id(r)]]))
-            r.tokens, r.admitted = [int(np.argmax(logits[0, -1]))], step
+            r.tokens.append(int(np.argmax(logits[0, -1])))
+            r.admitted = step if r.admitted is None else r.admitted
             running.append(r)
             admitted += 1
-        decoding = [r for r in decoding if len(r.tokens) < r.max_new_tokens]
         if decoding:  # one token for every running request, in one call
             last = np.array([[r.tokens[-1]] for r in decoding])  # (batch, 1)
             cache = PagedKVCache([sequences[id(r)] for r in decoding])
@@ -84,18 +105,53 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
         for r in running:
             if len(r.tokens) == r.max_new_tokens and r.finished is None:
                 r.finished = step
+                sequences.pop(id(r)).free()  # its blocks back to the pool
         steps.append(admitted + len(decoding))
         if policy == "continuous" or all(r.finished is not None
                                          for r in running):
-            for r in [r for r in running if r.finished is not None]:
-                sequences.pop(id(r)).free()  # its blocks back to the pool
-                running.remove(r)
+            running = [r for r in running if r.finished is None]
     return steps
+
+
+def _fits(r, running, pool, allocation):
+    """Whether the pool can take request r now."""
+    bs = pool.block_size
+    if allocation == "on_demand":
+        return r.blocks_now(bs) <= len(pool.free)
+    held = sum(other.blocks_needed(bs) for other in running)
+    return held + r.blocks_needed(bs) <= len(pool.refs)
+
+
+def _make_room(pool, sequences, decoding, running, waiting):
+    """A slot for the next token of every decoding request, oldest first.
+
+    When the pool is out of blocks, the latest arrival still decoding is
+    preempted: its blocks go back, and it waits at the head of the queue
+    to be prefilled again. The oldest request always fits alone (checked
+    by serve), so it always advances.
+    """
+    for r in list(decoding):
+        if r not in decoding:  # preempted for an older one
+            continue
+        seq = sequences[id(r)]
+        while (r in decoding and not pool.free
+               and seq.length + 1 > len(seq.table) * pool.block_size):
+            victim = max(decoding[::-1], key=lambda d: d.arrival)
+            sequences.pop(id(victim)).free()
+            decoding.remove(victim)
+            running.remove(victim)
+            victim.preempted += 1
+            at = next((i for i, w in enumerate(waiting)
+                       if w.arrival >= victim.arrival), len(waiting))
+            waiting.insert(at, victim)
+        if r in decoding:
+            seq.reserve(1)
 # --8<-- [end:serve]
 
 
 # --8<-- [start:checks]
-def _check_serve(config, requests, max_batch, n_blocks, block_size, policy):
+def _check_serve(config, requests, max_batch, n_blocks, block_size, policy,
+                 allocation):
     """serve's arguments, or a ValueError naming the one at fault."""
     for name, value in (("max_batch", max_batch), ("n_blocks", n_blocks),
                         ("block_size", block_size)):
@@ -106,6 +162,9 @@ def _check_serve(config, requests, max_batch, n_blocks, block_size, policy):
     if policy not in ("continuous", "static"):
         raise ValueError(f"serve: policy must be 'continuous' or 'static', "
                          f"got {policy!r}")
+    if allocation not in ("on_demand", "reserve"):
+        raise ValueError(f"serve: allocation must be 'on_demand' or "
+                         f"'reserve', got {allocation!r}")
     for i, r in enumerate(requests):
         if r.max_new_tokens < 1 or len(r.prompt) < 1:
             raise ValueError(f"serve: request {i} needs a prompt and "

@@ -9,8 +9,10 @@
   for ragged lengths and every block size from 1 to 8; the block-table gather == the
   contiguous keys exactly; prefix sharing by reference counts and copy-on-write gives
   equal outputs; a freed block in a table is refused.
-- Continuous and static batching: every request's tokens == ``generate`` alone, for a
-  DeepSeek-V3 (MLA) model too, whose pool pages the latent cache (``pool_for``); a pool
+- Continuous and static batching: every request's tokens == ``generate`` alone, with
+  blocks given on demand (preemption by recomputation) or reserved for each request's
+  final length, and for a DeepSeek-V3 (MLA) model, whose pool pages the latent cache
+  (``pool_for``); on a small pool, blocks on demand run more requests at once; a pool
   sized for other keys is refused by name.
 - Split-KV: the merge == full attention (<= 1e-12), fully masked chunks and rows included.
 """
@@ -278,12 +280,13 @@ def requests(seed, n=10):
                     int(rng.integers(1, 15))) for a in arrivals]
 
 
+@pytest.mark.parametrize("allocation", ["on_demand", "reserve"])
 @pytest.mark.parametrize("policy", ["continuous", "static"])
-def test_every_request_gets_the_tokens_it_gets_alone(models, policy):
+def test_every_request_gets_the_tokens_it_gets_alone(models, policy, allocation):
     target = models[0]
     batch = requests(8)
     steps = serve(target, TARGET, batch, max_batch=3, n_blocks=12,
-                  block_size=4, policy=policy)
+                  block_size=4, policy=policy, allocation=allocation)
     for r in batch:
         alone = generate(target, TARGET, r.prompt,
                          max_new_tokens=r.max_new_tokens)[0]
@@ -303,6 +306,26 @@ def test_continuous_batching_takes_fewer_steps_than_static(models):
     assert counts["continuous"] < counts["static"]
 
 
+@pytest.mark.parametrize("policy", ["continuous", "static"])
+def test_on_demand_blocks_run_more_requests_at_once_with_the_same_tokens(models, policy):
+    """vLLM's allocation: blocks as requests grow, the latest arrival preempted and
+    recomputed when the pool runs out. Against reserving each request's final length:
+    more requests per step, fewer steps, and every request's tokens are generate's."""
+    target, runs = models[0], {}
+    for allocation in ("reserve", "on_demand"):
+        batch = requests(11, n=14)
+        steps = serve(target, TARGET, batch, max_batch=6, n_blocks=9, block_size=4,
+                      policy=policy, allocation=allocation)
+        for r in batch:
+            alone = generate(target, TARGET, r.prompt, max_new_tokens=r.max_new_tokens)[0]
+            assert r.tokens == alone[len(r.prompt):].tolist()
+        assert sum(steps) == sum(r.max_new_tokens for r in batch)
+        runs[allocation] = steps, sum(r.preempted for r in batch)
+    (reserve, none), (demand, preempted) = runs["reserve"], runs["on_demand"]
+    assert none == 0 and preempted > 0
+    assert max(demand) > max(reserve) and len(demand) < len(reserve)
+
+
 def test_serve_refuses_a_request_longer_than_the_cache(models):
     target = models[0]
     with pytest.raises(ValueError, match="request 0 is longer than the cache"):
@@ -311,6 +334,9 @@ def test_serve_refuses_a_request_longer_than_the_cache(models):
     with pytest.raises(ValueError, match="block_size"):
         serve(target, TARGET, [Request(0, np.arange(8), 10)], max_batch=2,
               n_blocks=4, block_size=0)
+    with pytest.raises(ValueError, match="allocation must be 'on_demand' or 'reserve'"):
+        serve(target, TARGET, [Request(0, np.arange(8), 10)], max_batch=2,
+              n_blocks=8, block_size=4, allocation="lazy")
 
 
 @pytest.mark.parametrize("policy", ["continuous", "static"])
