@@ -170,6 +170,9 @@ def _check_serve(config, requests, max_batch, n_blocks, block_size, policy,
             raise ValueError(f"serve: request {i} needs a prompt and "
                              f"max_new_tokens >= 1, got {len(r.prompt)} and "
                              f"{r.max_new_tokens}")
+        if r.tokens or r.admitted is not None:
+            raise ValueError(f"serve: request {i} was served before (it has "
+                             f"{len(r.tokens)} tokens); pass a new Request")
         total = len(r.prompt) + r.max_new_tokens
         blocks = r.blocks_needed(block_size)
         if blocks > n_blocks or total > config.max_positions:

@@ -337,6 +337,10 @@ def test_serve_refuses_a_request_longer_than_the_cache(models):
     with pytest.raises(ValueError, match="allocation must be 'on_demand' or 'reserve'"):
         serve(target, TARGET, [Request(0, np.arange(8), 10)], max_batch=2,
               n_blocks=8, block_size=4, allocation="lazy")
+    served = [Request(0, np.arange(3), 2)]
+    serve(target, TARGET, served, max_batch=2, n_blocks=8, block_size=4)
+    with pytest.raises(ValueError, match="request 0 was served before"):
+        serve(target, TARGET, served, max_batch=2, n_blocks=8, block_size=4)
 
 
 @pytest.mark.parametrize("policy", ["continuous", "static"])
