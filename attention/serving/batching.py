@@ -96,6 +96,7 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
             r.admitted = step if r.admitted is None else r.admitted
             running.append(r)
             admitted += 1
+        running.sort(key=lambda r: r.arrival)  # a recomputed one rejoins
         if decoding:  # one token for every running request, in one call
             last = np.array([[r.tokens[-1]] for r in decoding])  # (batch, 1)
             cache = PagedKVCache([sequences[id(r)] for r in decoding])
@@ -136,7 +137,7 @@ def _make_room(pool, sequences, decoding, running, waiting):
         seq = sequences[id(r)]
         while (r in decoding and not pool.free
                and seq.length + 1 > len(seq.table) * pool.block_size):
-            victim = max(decoding[::-1], key=lambda d: d.arrival)
+            victim = decoding[-1]  # running is in order of arrival
             sequences.pop(id(victim)).free()
             decoding.remove(victim)
             running.remove(victim)
