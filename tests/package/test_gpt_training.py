@@ -2,7 +2,8 @@
 float64: dropout with the same masks (forward and every gradient, <= 1e-10),
 AdamW with decay groups == torch.optim.AdamW (<= 1e-12 over 5 steps), warm-up
 + cosine == torch's SequentialLR(LinearLR, CosineAnnealingLR) (<= 1e-12 rel.),
-clipping == clip_grad_norm_ (<= 1e-12), accumulation == one large batch
+clipping == clip_grad_norm_ (<= 1e-12; in float16 the norm to float16's
+rounding and the same clipped gradients), accumulation == one large batch
 (<= 1e-12), and a short training run (24 steps of a tiny GPT) whose losses
 fall and equal the same run in PyTorch (<= 1e-9). Bad settings and
 checkpoints raise ValueErrors naming the field; the shipped checkpoint's
@@ -133,6 +134,43 @@ def test_clip_by_global_norm_equals_clip_grad_norm():
         assert abs(ours - theirs) <= 1e-12
         for t, g in zip(tensors, grads.values()):
             assert np.max(np.abs(g - t.grad.numpy())) <= 1e-12
+
+
+@pytest.mark.parametrize("values", [[300.0, 400.0], [1e-4] * 10_000],
+                         ids=["squares-overflow", "squares-underflow"])
+def test_clip_by_global_norm_of_float16_equals_clip_grad_norm(values):
+    # Issue 38, 3.2: float16 squares overflowed (norm inf, step zeroed) or
+    # underflowed (norm 0); torch sums them in float32.
+    grads = {"g": np.array(values, dtype=np.float16)}
+    exact = float(np.linalg.norm(grads["g"].astype(np.float64)))  # 500, 0.0100017
+    t = torch.zeros(len(values), dtype=torch.float16, requires_grad=True)
+    t.grad = torch.tensor(values, dtype=torch.float16)
+    theirs = torch.nn.utils.clip_grad_norm_([t], 1.0)
+    ours = clip_by_global_norm(grads, 1.0)
+    assert abs(ours - exact) <= 1e-6 * exact  # summed in float32
+    assert abs(ours - theirs.item()) <= 2**-11 * exact  # theirs: float16, rounded
+    assert grads["g"].dtype == np.float16
+    assert np.array_equal(grads["g"], t.grad.numpy())  # [0.6001, 0.8003], or kept
+
+
+@pytest.mark.parametrize("max_norm, error", [(-1.0, ValueError), (math.nan, ValueError),
+                                             ("1", TypeError), (True, TypeError)])
+def test_clip_by_global_norm_refuses_a_bad_max_norm_by_name(max_norm, error):
+    # Issue 38, 4.13: -1 flipped every gradient.
+    grads = {"g": np.array([3.0, 4.0])}
+    with pytest.raises(error, match="clip_by_global_norm: max_norm must be"):
+        clip_by_global_norm(grads, max_norm)
+    assert np.array_equal(grads["g"], [3.0, 4.0])
+
+
+def test_clip_by_global_norm_refuses_integer_gradients_by_name():
+    # Issue 38, 4.13: a raw UFuncTypeError escaped, after scaling earlier ones.
+    grads = {"a": np.array([3.0]), "b": np.array([4, 0])}
+    with pytest.raises(TypeError, match="gradient 'b' must be a floating"):
+        clip_by_global_norm(grads, 1.0)
+    assert np.array_equal(grads["a"], [3.0])
+    with pytest.raises(TypeError, match="gradient 'a' must be a floating"):
+        clip_by_global_norm({"a": [3.0, 4.0]}, 1.0)  # not scalable in place
 
 
 def test_gradient_accumulation_equals_one_large_batch():
