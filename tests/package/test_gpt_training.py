@@ -187,6 +187,17 @@ def test_gradient_accumulation_equals_one_large_batch():
         assert np.max(np.abs(grads[name] - big[name])) <= 1e-12, name
 
 
+@pytest.mark.parametrize("n_batches, n_masks", [(2, 1), (1, 2), (0, 0)])
+def test_accumulated_grads_refuses_micro_batches_and_masks_of_other_lengths(
+        n_batches, n_masks):
+    # Issue 38, 3.3: masks=[None] with two micro-batches ran one and divided by 2.
+    _, params, config = tiny_gpt2()
+    ids = np.random.default_rng(4).integers(0, VOCAB, (2, 12))
+    with pytest.raises(ValueError, match=f"accumulated_grads: .* got {n_batches} "
+                       f"micro_batches and {n_masks} masks"):
+        accumulated_grads(params, config, [(ids, ids)] * n_batches, [None] * n_masks)
+
+
 def test_short_training_run_falls_and_equals_pytorch():
     vocab, n = 96, 16
     model, params, config = tiny_gpt2(seed=5, vocab=vocab, n_positions=n)
