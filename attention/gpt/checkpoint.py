@@ -32,7 +32,7 @@ def save_checkpoint(path, params, config, *, dtype="float16"):
     if dtype not in DTYPES:
         raise ValueError(f"save_checkpoint: dtype must be one of {DTYPES}, "
                          f"got {dtype!r}")
-    check_params(params, config)
+    check_params(params, config, "save_checkpoint")
     text = config_to_json(config)
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -57,16 +57,17 @@ def config_from_json(text):
     TypeError from JSON or the config's own checks otherwise."""
     fields = json.loads(text)
     if not isinstance(fields, dict):
-        raise ValueError(f"a JSON object is needed, got {text[:40]!r}")
+        raise ValueError(f"config_from_json: a JSON object is needed, got "
+                         f"{text[:40]!r}")
     for name, cls in NESTED.items():
         if isinstance(fields.get(name), dict):
             fields[name] = cls(**fields[name])
     return ModelConfig(**fields)
 
 
-def check_params(params, config, where="checkpoint"):
-    """A ValueError naming the first parameter that config does not have,
-    lacks, or has with another shape."""
+def check_params(params, config, where):
+    """A ValueError, its message starting with where, naming the first
+    parameter that config does not have, lacks, or has with another shape."""
     expected = parameter_shapes(config)
     for name in params:
         if name not in expected:
