@@ -80,7 +80,13 @@ class TrainConfig:
 
 # --8<-- [start:step]
 def accumulated_grads(params, config, micro_batches, masks):
-    """(mean loss, mean gradients) over equal micro-batches: one big batch."""
+    """(mean loss, mean gradients) over equal micro-batches: one big batch.
+    masks: one dropout mask set (or None) per micro-batch."""
+    k = len(micro_batches)
+    if k == 0 or len(masks) != k:  # zip would drop the extra ones silently
+        raise ValueError(f"accumulated_grads: needs at least one micro-batch "
+                         f"and one entry of masks (or None) per micro-batch, "
+                         f"got {k} micro_batches and {len(masks)} masks")
     total_loss, total = 0.0, None
     for (ids, targets), mask in zip(micro_batches, masks):
         loss, grads, _ = loss_and_grads(params, config, ids, targets,
@@ -91,7 +97,6 @@ def accumulated_grads(params, config, micro_batches, masks):
         else:
             for name, g in grads.items():
                 total[name] += g
-    k = len(micro_batches)
     for g in total.values():
         g /= k
     return total_loss / k, total

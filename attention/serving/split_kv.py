@@ -22,18 +22,24 @@ merge is a small second pass.
 # --8<-- [start:split_kv]
 import numpy as np
 
-from attention.scaled_dot_product import attention
+from attention.scaled_dot_product import _check_inputs, attention
 from attention.softmax import logsumexp
 
 
 def chunk_attention(q, k, v, mask=None):
     """One chunk: (output (..., n_q, d_v), log-sum-exp (..., n_q)) of the
     scaled scores of q (..., n_q, d) against k (..., n_c, d); mask
-    (..., n_q, n_c), True = may attend. A fully masked row: 0 and -inf."""
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (.., n_q, n_c)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    return attention(q, k, v, mask=mask), logsumexp(scores, axis=-1)
+    (..., n_q, n_c) as in ``attention``: boolean (True = may attend) or
+    floating (added to the scores). A fully masked row: 0 and -inf."""
+    q, k, v, mask, scale, _ = _check_inputs(q, k, v, mask,
+                                            fn="chunk_attention")
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n_q, n_c)
+    if mask is not None and mask.dtype == np.bool_:
+        scores = np.where(mask, scores, -np.inf)  # blocked: exp gives 0
+    elif mask is not None:
+        scores = scores + mask  # a bias, as attention adds it
+    lse = logsumexp(scores, axis=-1)  # no keys: -inf
+    return attention(q, k, v, mask=mask, scale=scale), lse
 
 
 def merge_chunks(outputs, lses):
@@ -52,14 +58,21 @@ def merge_chunks(outputs, lses):
 def split_kv_attention(q, k, v, *, chunk, mask=None):
     """attention(q, k, v, mask=mask), its keys taken chunk at a time.
     q (..., n_q, d), k (..., n_k, d), v (..., n_k, d_v), mask
-    (..., n_q, n_k) booleans."""
+    broadcastable to (..., n_q, n_k), boolean or floating as in
+    ``attention``. No keys at all: zeros, as ``attention`` gives."""
     if (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer))
             or chunk < 1):
         raise ValueError(f"split_kv_attention: chunk must be a positive "
                          f"integer, got {chunk!r}")
+    q, k, v, mask, _, out_dtype = _check_inputs(q, k, v, mask,
+                                                fn="split_kv_attention")
+    n_k = k.shape[-2]
+    if mask is not None:  # a key axis of 1 broadcast: give it n_k columns
+        mask = np.broadcast_to(mask, (*mask.shape[:-1], n_k))
     parts = [chunk_attention(q, k[..., s:s + chunk, :], v[..., s:s + chunk, :],
                              None if mask is None else mask[..., s:s + chunk])
-             for s in range(0, k.shape[-2], chunk)]
+             for s in range(0, max(n_k, 1), chunk)]  # n_k = 0: one empty
     outputs, lses = zip(*parts)
-    return merge_chunks(np.stack(outputs), np.stack(lses))[0]
+    merged, _ = merge_chunks(np.stack(outputs), np.stack(lses))
+    return merged.astype(out_dtype, copy=False)
 # --8<-- [end:split_kv]

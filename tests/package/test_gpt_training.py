@@ -2,18 +2,25 @@
 float64: dropout with the same masks (forward and every gradient, <= 1e-10),
 AdamW with decay groups == torch.optim.AdamW (<= 1e-12 over 5 steps), warm-up
 + cosine == torch's SequentialLR(LinearLR, CosineAnnealingLR) (<= 1e-12 rel.),
-clipping == clip_grad_norm_ (<= 1e-12), accumulation == one large batch
+clipping == clip_grad_norm_ (<= 1e-12; in float16 the norm to float16's
+rounding and the same clipped gradients), accumulation == one large batch
 (<= 1e-12), and a short training run (24 steps of a tiny GPT) whose losses
 fall and equal the same run in PyTorch (<= 1e-9). Bad settings and
-checkpoints raise ValueErrors naming the field; the shipped checkpoint's
-validation loss equals its log."""
+checkpoints raise ValueErrors naming the field; every configuration of
+chapters 3-9 (converted, published, or drawn by hypothesis) round-trips
+through a checkpoint; a damaged file is one ValueError naming it; the
+shipped checkpoint's validation loss equals its log."""
 
 import json
 import math
+import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch.nn.functional as F
 from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -21,12 +28,19 @@ from attention.backward.model import loss_and_grads
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
 from attention.gpt.clipping import clip_by_global_norm
-from attention.gpt.checkpoint import load_checkpoint, save_checkpoint
+from attention.gpt.checkpoint import (config_from_json, config_to_json,
+                                     load_checkpoint, save_checkpoint)
 from attention.gpt.corpus import random_windows
 from attention.gpt.dropout import dropout_masks
 from attention.gpt.schedule import warmup_cosine
 from attention.gpt.training import TrainConfig, accumulated_grads, evaluate, train
-from attention.model import ModelConfig, init_params
+from attention.families.moe import ROUTERS, MoE
+from attention.families.moe_costs import MOE_CONFIGS
+from attention.long_context.rope_scaling import RopeScaling
+from attention.model import (CONFIGS, LAYER_TYPES, MLA_ABSORB, QK_NORMS, ModelConfig,
+                             init_params)
+from tests.package import (test_families, test_latent_attention, test_long_context_models,
+                           test_mixture_of_experts)
 from tests.package.test_backward_model import hf_gradients
 from tests.package.test_model import VOCAB
 
@@ -135,6 +149,43 @@ def test_clip_by_global_norm_equals_clip_grad_norm():
             assert np.max(np.abs(g - t.grad.numpy())) <= 1e-12
 
 
+@pytest.mark.parametrize("values", [[300.0, 400.0], [1e-4] * 10_000],
+                         ids=["squares-overflow", "squares-underflow"])
+def test_clip_by_global_norm_of_float16_equals_clip_grad_norm(values):
+    # Issue 38, 3.2: float16 squares overflowed (norm inf, step zeroed) or
+    # underflowed (norm 0); torch sums them in float32.
+    grads = {"g": np.array(values, dtype=np.float16)}
+    exact = float(np.linalg.norm(grads["g"].astype(np.float64)))  # 500, 0.0100017
+    t = torch.zeros(len(values), dtype=torch.float16, requires_grad=True)
+    t.grad = torch.tensor(values, dtype=torch.float16)
+    theirs = torch.nn.utils.clip_grad_norm_([t], 1.0)
+    ours = clip_by_global_norm(grads, 1.0)
+    assert abs(ours - exact) <= 1e-6 * exact  # summed in float32
+    assert abs(ours - theirs.item()) <= 2**-11 * exact  # theirs: float16, rounded
+    assert grads["g"].dtype == np.float16
+    assert np.array_equal(grads["g"], t.grad.numpy())  # [0.6001, 0.8003], or kept
+
+
+@pytest.mark.parametrize("max_norm, error", [(-1.0, ValueError), (math.nan, ValueError),
+                                             ("1", TypeError), (True, TypeError)])
+def test_clip_by_global_norm_refuses_a_bad_max_norm_by_name(max_norm, error):
+    # Issue 38, 4.13: -1 flipped every gradient.
+    grads = {"g": np.array([3.0, 4.0])}
+    with pytest.raises(error, match="clip_by_global_norm: max_norm must be"):
+        clip_by_global_norm(grads, max_norm)
+    assert np.array_equal(grads["g"], [3.0, 4.0])
+
+
+def test_clip_by_global_norm_refuses_integer_gradients_by_name():
+    # Issue 38, 4.13: a raw UFuncTypeError escaped, after scaling earlier ones.
+    grads = {"a": np.array([3.0]), "b": np.array([4, 0])}
+    with pytest.raises(TypeError, match="gradient 'b' must be a floating"):
+        clip_by_global_norm(grads, 1.0)
+    assert np.array_equal(grads["a"], [3.0])
+    with pytest.raises(TypeError, match="gradient 'a' must be a floating"):
+        clip_by_global_norm({"a": [3.0, 4.0]}, 1.0)  # not scalable in place
+
+
 def test_gradient_accumulation_equals_one_large_batch():
     _, params, config = tiny_gpt2()
     rng = np.random.default_rng(4)
@@ -147,6 +198,17 @@ def test_gradient_accumulation_equals_one_large_batch():
     assert abs(loss - big_loss) <= 1e-12
     for name in params:
         assert np.max(np.abs(grads[name] - big[name])) <= 1e-12, name
+
+
+@pytest.mark.parametrize("n_batches, n_masks", [(2, 1), (1, 2), (0, 0)])
+def test_accumulated_grads_refuses_micro_batches_and_masks_of_other_lengths(
+        n_batches, n_masks):
+    # Issue 38, 3.3: masks=[None] with two micro-batches ran one and divided by 2.
+    _, params, config = tiny_gpt2()
+    ids = np.random.default_rng(4).integers(0, VOCAB, (2, 12))
+    with pytest.raises(ValueError, match=f"accumulated_grads: .* got {n_batches} "
+                       f"micro_batches and {n_masks} masks"):
+        accumulated_grads(params, config, [(ids, ids)] * n_batches, [None] * n_masks)
 
 
 def test_short_training_run_falls_and_equals_pytorch():
@@ -216,6 +278,186 @@ def test_checkpoint_round_trips_and_rejects_a_mismatched_config(tmp_path):
         load_checkpoint(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match="dtype must be one of"):
         save_checkpoint(tmp_path / "m.npz", params, config, dtype="int8")
+
+
+def round_trip(config, path, seed=0):
+    """Save a model of config with random weights, load it: the same config and
+    the weights rounded to float32."""
+    params = init_params(config, np.random.default_rng(seed))
+    save_checkpoint(path, params, config, dtype="float32")
+    loaded, same = load_checkpoint(path, dtype=np.float64)
+    assert same == config
+    assert list(loaded) == list(params)
+    assert all(np.array_equal(loaded[k], params[k].astype(np.float32)) for k in params)
+
+
+# Issue 38, 3.4: a model with rope_scaling or moe saved, then failed to load.
+# Every configuration the package builds for chapters 3-9: converted from the
+# Hugging Face configurations the family tests use, and the published tables.
+CONVERTED = {f"{module.__name__.split('.')[-1]}: {name}": make
+             for module in (test_families, test_long_context_models,
+                            test_mixture_of_experts)
+             for name, (_, make) in module.MODELS.items()}
+CONVERTED |= {f"test_latent_attention: {name}":
+              lambda q=q, rope=rope: test_latent_attention.deepseek(q, rope)
+              for name, (q, rope) in test_latent_attention.CASES.items()}
+
+
+@pytest.mark.parametrize("name", list(CONVERTED))
+def test_every_converted_config_round_trips_through_a_checkpoint(name, tmp_path):
+    config = config_from_hf(CONVERTED[name]())
+    round_trip(config, tmp_path / "m.npz")
+
+
+@pytest.mark.parametrize("name", list(CONFIGS) + list(MOE_CONFIGS))
+def test_every_published_config_round_trips_through_the_checkpoints_json(name):
+    # too large to hold weights: the configuration's own round trip
+    config = {**CONFIGS, **MOE_CONFIGS}[name]
+    assert config_from_json(config_to_json(config)) == config
+
+
+def test_the_round_trips_cover_scaled_rope_mixtures_windows_and_mla():
+    configs = [config_from_hf(make()) for make in CONVERTED.values()]
+    configs += list(MOE_CONFIGS.values())
+    assert {c.rope_scaling.rope_type for c in configs if c.rope_scaling} >= {
+        "linear", "dynamic", "yarn", "llama3"}
+    assert {c.moe.router for c in configs if c.moe} == set(ROUTERS)
+    assert any(c.layer_types for c in configs) and any(c.kv_lora_rank for c in configs)
+
+
+positive = st.floats(1e-6, 1e3)
+
+
+@st.composite
+def model_configs(draw):
+    """A small ModelConfig using any of the fields of chapters 3-9."""
+    arch = draw(st.sampled_from(["gpt2", "llama", "gemma2", "deepseek_v3"]))
+    n_layers, n_heads = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    kw = dict(arch=arch, vocab_size=draw(st.integers(1, 9)), n_layers=n_layers,
+              n_heads=n_heads, max_positions=draw(st.integers(1, 16)),
+              d_ff=draw(st.none() | st.integers(1, 6)),
+              norm_eps=draw(st.floats(0, 1e-2)),
+              rope_base=draw(positive), tie_embeddings=draw(st.booleans()),
+              rope_layout=draw(st.sampled_from(["halves", "interleaved"])))
+    kw["d_model"] = n_heads * 2 * draw(st.integers(1, 2))
+    if arch == "gpt2":
+        return ModelConfig(**kw)
+    kw["rope_scaling"] = draw(st.none() | st.builds(
+        RopeScaling, rope_type=st.sampled_from(["default", "linear", "dynamic",
+                                                "yarn", "llama3"]),
+        factor=st.floats(1, 64), original_max_positions=st.integers(1, 16),
+        low_freq_factor=positive, high_freq_factor=positive,
+        beta_fast=positive, beta_slow=positive, truncate=st.booleans(),
+        attention_factor=st.none() | positive, mscale=st.none() | positive,
+        mscale_all_dim=st.none() | positive))
+    kw["sliding_window"] = draw(st.none() | st.integers(1, 8))
+    if kw["sliding_window"] is not None:
+        kw["layer_types"] = draw(st.none() | st.tuples(
+            *[st.sampled_from(LAYER_TYPES)] * n_layers))
+    for name in ("attn_scale", "attn_softcap", "final_softcap"):
+        kw[name] = draw(st.none() | positive)
+    if arch == "deepseek_v3":
+        kw |= dict(kv_lora_rank=draw(st.integers(1, 4)),
+                   qk_rope_head_dim=2 * draw(st.integers(1, 2)),
+                   qk_nope_head_dim=draw(st.integers(1, 4)),
+                   v_head_dim=draw(st.integers(1, 4)),
+                   q_lora_rank=draw(st.none() | st.integers(1, 4)),
+                   mla_absorb=draw(st.sampled_from(MLA_ABSORB)))
+    else:
+        kw |= dict(n_kv_heads=draw(st.sampled_from(
+                       [k for k in (1, 2, 3) if n_heads % k == 0])),
+                   head_dim=draw(st.none() | st.sampled_from([2, 4, 6])),
+                   qk_norm=draw(st.sampled_from(QK_NORMS)),
+                   attn_bias=draw(st.booleans()), attn_sinks=draw(st.booleans()))
+    if arch != "gemma2" and draw(st.booleans()):
+        router = draw(st.sampled_from(ROUTERS))
+        grouped = router == "sigmoid" and draw(st.booleans())
+        kw["moe"] = MoE(
+            n_experts=4, top_k=draw(st.integers(1, 2)), d_ff=draw(st.integers(1, 5)),
+            router=router, renormalise=draw(st.booleans()), scale=draw(positive),
+            n_group=2 if grouped else 1, topk_group=draw(st.integers(1, 2)),
+            n_shared=draw(st.integers(0, 2)), first_dense=draw(st.integers(0, n_layers)),
+            bias=draw(st.booleans()), swiglu_limit=draw(st.none() | positive),
+            swiglu_alpha=draw(positive))
+    return ModelConfig(**kw)
+
+
+@settings(max_examples=150, deadline=None)
+@given(config=model_configs())
+def test_any_config_of_chapters_3_to_9_round_trips_through_a_checkpoint(config, tmp_path_factory):
+    round_trip(config, tmp_path_factory.mktemp("checkpoint") / "m.npz")
+
+
+def npz(path, **arrays):
+    with open(path, "wb") as f:  # np.savez(path) would add a suffix to some names
+        np.savez(f, **arrays)
+
+
+def npy(path, array):
+    with open(path, "wb") as f:
+        np.save(f, array)
+
+
+def flip_a_byte_inside(data, member):
+    damaged = bytearray(data)
+    damaged[data.index(member.encode()) + 200] ^= 0xFF  # inside the stored array
+    return bytes(damaged)
+
+
+# How a file is damaged -> (write it from a good file f, what the error says).
+DAMAGE = {
+    "empty": (lambda f: f.path.write_bytes(b""), "not a checkpoint: the file is empty"),
+    "truncated": (lambda f: f.path.write_bytes(f.data[:len(f.data) // 2]),
+                  r"not a whole \.npz \(zip\) file: truncated"),
+    "not a zip": (lambda f: f.path.write_text("hello"), r"not a whole \.npz"),
+    "an .npy file": (lambda f: npy(f.path, np.zeros(3)), "it holds one array"),
+    "a flipped byte": (lambda f: f.path.write_bytes(flip_a_byte_inside(f.data,
+                                                                       "embed.tokens")),
+                       r"damaged: 'embed.tokens' cannot be read \(Bad CRC-32"),
+    "no config": (lambda f: npz(f.path, **f.weights), "it has no config"),
+    "a missing weight": (lambda f: npz(f.path, config=np.array(f.text), **{
+        k: v for k, v in f.weights.items() if k != "final_norm.bias"}),
+        "parameter 'final_norm.bias' is missing"),
+    "bad JSON": (lambda f: npz(f.path, config=np.array(f.text[:-1]), **f.weights),
+                 "its config is not valid JSON"),
+    "a JSON list": (lambda f: npz(f.path, config=np.array("[1]"), **f.weights),
+                    "a JSON object is needed"),
+    "an unknown field": (lambda f: npz(f.path, config=np.array(
+        f.text[:-1] + ', "n_experts": 3}'), **f.weights),
+        "not a valid ModelConfig: .*n_experts"),
+    "a config of numbers": (lambda f: npz(f.path, config=np.arange(3), **f.weights),
+                            "its config is not text"),
+    "an object array": (lambda f: npz(f.path, config=np.array(f.text),
+                                      x=np.array([None])), "'x' is an object array"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_checkpoint_is_one_error_naming_the_file_and_the_damage(damage,
+                                                                          tmp_path):
+    # Issue 38, 4.3: BadZipFile, EOFError, a context-manager TypeError and a
+    # JSONDecodeError without the file's name escaped.
+    config = ModelConfig(vocab_size=5, d_model=4, n_layers=1, n_heads=2, max_positions=4)
+    params = init_params(config, np.random.default_rng(0))
+    save_checkpoint(tmp_path / "good.npz", params, config)
+    good = SimpleNamespace(path=tmp_path / "model.npz", text=config_to_json(config),
+                           data=(tmp_path / "good.npz").read_bytes(),
+                           weights={k: v.astype(np.float16) for k, v in params.items()})
+    write, says = DAMAGE[damage]
+    write(good)
+    with pytest.raises(ValueError, match=f"load_checkpoint: {re.escape(str(good.path))}: "
+                                         f".*{says}"):
+        load_checkpoint(good.path)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, "int8", np.uint8, bool, "nonsense"])
+def test_load_checkpoint_refuses_a_dtype_that_is_not_floating_point(dtype, tmp_path):
+    # Issue 38, 4.4: dtype=np.int32 truncated every weight to 0.
+    config = ModelConfig(vocab_size=5, d_model=4, n_layers=1, n_heads=2, max_positions=4)
+    save_checkpoint(tmp_path / "m.npz", init_params(config, np.random.default_rng(0)),
+                    config)
+    with pytest.raises(ValueError, match="load_checkpoint: dtype must be a floating"):
+        load_checkpoint(tmp_path / "m.npz", dtype=dtype)
 
 
 def test_shipped_checkpoint_validation_loss_equals_its_log():

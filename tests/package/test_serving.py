@@ -14,7 +14,8 @@
   final length, and for a DeepSeek-V3 (MLA) model, whose pool pages the latent cache
   (``pool_for``); on a small pool, blocks on demand run more requests at once; a pool
   sized for other keys is refused by name.
-- Split-KV: the merge == full attention (<= 1e-12), fully masked chunks and rows included.
+- Split-KV: the merge == full attention (<= 1e-12), fully masked chunks and rows
+  included, for boolean and additive float masks and for no keys at all.
 """
 
 import numpy as np
@@ -384,6 +385,46 @@ def test_split_kv_equals_full_attention_with_masked_chunks(chunk):
         got = split_kv_attention(q, k, v, chunk=chunk, mask=m)
         assert np.abs(got - attention(q, k, v, mask=m)).max() <= TOL
     assert not split_kv_attention(q, k, v, chunk=chunk, mask=mask)[0, 1].any()
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 37])
+def test_split_kv_adds_a_float_mask_as_attention_does(chunk):
+    # Issue 38, 3.1: a float mask was read as booleans in the chunks' lse.
+    rng = np.random.default_rng(chunk)
+    q = rng.normal(size=(2, 3, 2, 8))
+    k, v = rng.normal(size=(2, 3, 37, 8)), rng.normal(size=(2, 3, 37, 5))
+    allowed = rng.random((2, 3, 2, 37)) < 0.6
+    allowed[0, 1] = False  # a head that sees nothing: zeros
+    masks = {"boolean": allowed,
+             "0/-inf": np.where(allowed, 0.0, -np.inf),
+             "soft bias": rng.normal(size=(2, 3, 2, 37)),
+             "bias broadcast over queries": rng.normal(size=(37,)),
+             "one column broadcast over keys": allowed[..., :1]}
+    for name, m in masks.items():
+        got = split_kv_attention(q, k, v, chunk=chunk, mask=m)
+        gap = np.abs(got - attention(q, k, v, mask=m)).max()
+        assert gap <= TOL, (name, gap)
+
+
+def test_split_kv_with_no_keys_gives_zeros_as_attention_does():
+    # Issue 38, 4.15: zero keys raised "not enough values to unpack".
+    q = np.ones((2, 3, 8))
+    k, v = np.ones((2, 0, 8)), np.ones((2, 0, 5))
+    got = split_kv_attention(q, k, v, chunk=4)
+    want = attention(q, k, v)
+    assert got.shape == want.shape == (2, 3, 5) and not got.any()
+    with pytest.raises(ValueError, match="split_kv_attention: k and v"):
+        split_kv_attention(q, k, np.ones((2, 1, 5)), chunk=4)
+
+
+def test_split_kv_keeps_the_dtype_as_attention_does():
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.normal(size=(4, n, 8)).astype(np.float16)
+               for n in (1, 20, 20))
+    got = split_kv_attention(q, k, v, chunk=6)
+    want = attention(q, k, v)
+    assert got.dtype == want.dtype == np.float16
+    assert np.abs(got.astype(float) - want).max() <= 1e-3
 
 
 def test_the_merged_lse_is_the_full_lse_even_far_from_zero():
