@@ -237,6 +237,24 @@ def test_a_groups_excluded_experts_are_never_chosen():
             and max(len(set(row // 3)) for row in chosen) <= 2)
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    ({"bias": np.zeros(5)}, r"bias must have shape \(12,\).*got shape \(5,\)"),
+    ({"bias": np.zeros((2, 12))}, r"bias must have shape \(12,\)"),
+    ({"n_group": 5}, "n_group = 5 must split the 12 experts"),
+    ({"n_group": 12}, "n_group = 12 must split the 12 experts"),
+    ({"n_group": 0}, r"n_group must be an integer in 1..12 .*, got 0"),
+    ({"n_group": 2.0}, r"n_group must be an integer in 1..12 .*, got 2.0"),
+    ({"n_group": 4, "topk_group": 5}, r"topk_group must be an integer in 1..4"),
+    ({"n_group": 4, "topk_group": 0}, r"topk_group must be an integer in 1..4"),
+    ({"n_group": 4, "topk_group": 1}, r"k = 4 is more than the 3 experts"),
+])
+def test_sigmoid_routing_names_a_group_count_or_bias_that_does_not_fit(kwargs,
+                                                                      match):
+    logits = np.random.default_rng(9).normal(size=(5, 12))
+    with pytest.raises(ValueError, match=f"sigmoid_top_k: {match}"):
+        sigmoid_top_k(logits, 4, **{"bias": np.zeros(12)} | kwargs)
+
+
 def test_published_counts_match_the_cards():
     for name, config in MOE_CONFIGS.items():
         counts = parameter_counts(config)
