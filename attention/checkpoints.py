@@ -319,12 +319,17 @@ _ROPE_KEYS = {
 
 
 def _rope_scaling(rope, max_positions):
-    """A RopeScaling from Hugging Face's ``rope_parameters`` (None: plain)."""
-    kind = rope.get("rope_type", "default")
+    """A RopeScaling from Hugging Face's ``rope_parameters`` (None: plain).
+
+    Older config.json files name the type ``type`` (in ``rope_scaling``);
+    Hugging Face keeps that key beside ``rope_type``, which wins if both
+    are set, and so does this converter.
+    """
+    kind = rope.get("rope_type", rope.get("type", "default"))
     if kind not in ROPE_TYPES:
         raise ValueError(f"config_from_hf: rope_parameters['rope_type'] = "
                          f"{kind!r} is not implemented (only {ROPE_TYPES})")
-    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "rope_theta"}
+    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "type", "rope_theta"}
     if rope.get("partial_rotary_factor", 1.0) == 1.0:
         extra.discard("partial_rotary_factor")
     if extra:
