@@ -197,12 +197,13 @@ FAMILIES["deepseek_v3"] = Family(
         ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
          "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group",
          "n_shared_experts", "first_k_dense_replace"): ("moe", _deepseek_moe)},
-    accepted={"hidden_act": ("silu",), "attention_bias": (False,),
-              "num_mtp_layers": (0,)},  # multi-token prediction: not built
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
     # what the model returns (router logits), training only (the aux loss
-    # needs router logits), dropout
+    # needs router logits), dropout; num_mtp_layers counts the multi-token
+    # prediction modules (default 1), which Hugging Face's forward never
+    # runs (only generate(use_mtp=True) drafts with them): not built here
     inert=frozenset({"output_router_logits", "attention_dropout",
-                     "pretraining_tp"}))
+                     "pretraining_tp", "num_mtp_layers"}))
 
 
 # Chapter 9's mixtures of experts. Hugging Face's settings that only change
