@@ -118,14 +118,18 @@ FAMILIES = {
         # dropout (training only); pretraining_tp splits no product in 5.x
         inert=frozenset({"attention_dropout", "pretraining_tp"})),
 }
-# Chapter 8: Mistral is Llama with a sliding window on every layer (and no
-# biases); Ministral names each layer's type, sliding or full.
+# Chapter 8: Mistral is Llama with a sliding window on every layer (no
+# biases, and a head_dim of its own, which Hugging Face's Mistral honours);
+# Ministral names each layer's type, sliding or full.
 _MISTRAL_READ = {k: v for k, v in FAMILIES["llama"].read.items()
-                 if k != "attention_bias"} | {"sliding_window": "sliding_window"}
-FAMILIES["mistral"] = dataclasses.replace(FAMILIES["llama"],
-                                          read=_MISTRAL_READ)
+                 if k != "attention_bias"} | {"sliding_window": "sliding_window",
+                                              "head_dim": "head_dim"}
+FAMILIES["mistral"] = dataclasses.replace(
+    FAMILIES["llama"], read=_MISTRAL_READ,
+    accepted={k: v for k, v in FAMILIES["llama"].accepted.items()
+              if k != "head_dim"})
 FAMILIES["ministral"] = dataclasses.replace(
-    FAMILIES["llama"], read=_MISTRAL_READ | {
+    FAMILIES["mistral"], read=_MISTRAL_READ | {
         "layer_types": ("layer_types", _layer_types)})
 # Chapter 9: Qwen3 is Llama with RMSNorm on each head's query and key, and a
 # head size of its own; its sliding window is refused (no test covers it).
@@ -213,8 +217,7 @@ _MOE_INERT = frozenset({"router_aux_loss_coef", "output_router_logits",
                         "router_jitter_noise"})
 FAMILIES["mixtral"] = dataclasses.replace(
     FAMILIES["mistral"],
-    read=_MISTRAL_READ | {"head_dim": "head_dim",
-                          ("num_local_experts", "num_experts_per_tok",
+    read=_MISTRAL_READ | {("num_local_experts", "num_experts_per_tok",
                            "intermediate_size"): (
                               "moe", lambda v, c: MoE(*v))},
     inert=FAMILIES["llama"].inert | _MOE_INERT)

@@ -1,9 +1,10 @@
 """Chapter 9's mixture of experts against Hugging Face, float64, through the chapter-3
-converter: tiny random Mixtral (softmax, top-2, renormalised), Qwen3-MoE (top-3 of 7, not
-renormalised), DeepSeek-V3 (sigmoid routing with a random selection bias, 3 groups of 2
-experts of which 2 may be used, 2 shared experts, the first of 3 layers dense, MLA) and
-gpt-oss (a router with a bias, softmax over the chosen, a clamped SwiGLU whose limit is
-small enough to clamp, sinks, alternating windows), all of odd sizes.
+converter: tiny random Mixtral (softmax, top-2, renormalised; also with a head_dim that
+is not hidden / heads), Qwen3-MoE (top-3 of 7, not renormalised), DeepSeek-V3 (sigmoid
+routing with a random selection bias, 3 groups of 2 experts of which 2 may be used, 2
+shared experts, the first of 3 layers dense, MLA) and gpt-oss (a router with a bias,
+softmax over the chosen, a clamped SwiGLU whose limit is small enough to clamp, sinks,
+alternating windows), all of odd sizes.
 
 Hugging Face's float32 internals (RMSNorm, RoPE, the routers' ``.float()``) are swapped
 for float64 (``float64_hf``); its experts run on the eager path
@@ -49,11 +50,11 @@ def eager(config):
     return config
 
 
-def mixtral():
+def mixtral(**kw):
     return MixtralConfig(**COMMON, hidden_size=30, intermediate_size=13,
                          num_attention_heads=5, num_key_value_heads=1,
                          num_hidden_layers=2, num_local_experts=5,
-                         num_experts_per_tok=2, rope_parameters=PLAIN)
+                         num_experts_per_tok=2, rope_parameters=PLAIN, **kw)
 
 
 def qwen3_moe():
@@ -88,6 +89,9 @@ def gpt_oss():
 
 
 MODELS = {"mixtral": (MixtralForCausalLM, mixtral),
+          # head_dim 8 != 30 / 5: Hugging Face's Mixtral honours it
+          "mixtral head_dim": (MixtralForCausalLM,
+                               lambda: mixtral(head_dim=8)),
           "qwen3_moe": (Qwen3MoeForCausalLM, qwen3_moe),
           "deepseek_v3": (DeepseekV3ForCausalLM, deepseek_v3),
           "gpt_oss": (GptOssForCausalLM, gpt_oss)}
