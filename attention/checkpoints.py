@@ -122,8 +122,8 @@ FAMILIES = {
 # biases, and a head_dim of its own, which Hugging Face's Mistral honours);
 # Ministral names each layer's type, sliding or full.
 _MISTRAL_READ = {k: v for k, v in FAMILIES["llama"].read.items()
-                 if k != "attention_bias"} | {"sliding_window": "sliding_window",
-                                              "head_dim": "head_dim"}
+                 if k != "attention_bias"} | {
+    "sliding_window": "sliding_window", "head_dim": "head_dim"}
 FAMILIES["mistral"] = dataclasses.replace(
     FAMILIES["llama"], read=_MISTRAL_READ,
     accepted={k: v for k, v in FAMILIES["llama"].accepted.items()
@@ -333,7 +333,8 @@ def _rope_scaling(rope, max_positions):
     if kind not in ROPE_TYPES:
         raise ValueError(f"config_from_hf: rope_parameters['rope_type'] = "
                          f"{kind!r} is not implemented (only {ROPE_TYPES})")
-    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "type", "rope_theta"}
+    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "type",
+                                            "rope_theta"}
     if rope.get("partial_rotary_factor", 1.0) == 1.0:
         extra.discard("partial_rotary_factor")
     if extra:
