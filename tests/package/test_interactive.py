@@ -184,6 +184,21 @@ def test_bad_control_values_are_refused_by_name(name, values, words):
     assert words in str(error.value)
 
 
+@pytest.mark.parametrize("values_json, words", [
+    ("[1, 2]", "values must be a dict of control name -> value, got [1, 2]"),
+    ('"hot"', "values must be a dict of control name -> value, got 'hot'"),
+    ("{temperature: 1}", "values_json must be a JSON object of control values"),
+    (None, "values_json must be a JSON object of control values, got None"),
+])
+def test_values_that_are_not_a_json_object_are_refused_by_name(values_json,
+                                                              words):
+    with pytest.raises(ValueError) as error:
+        compute_json("ch04-sampling-filters", values_json)
+    assert str(error.value).startswith("ch04-sampling-filters: ")
+    assert words in str(error.value)
+    assert type(error.value) is ValueError  # not a JSONDecodeError
+
+
 def test_the_page_gets_a_labelled_native_input_for_every_control():
     for name, spec in FIGURES.items():
         markup = figure_html(name)
