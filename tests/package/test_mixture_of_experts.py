@@ -26,7 +26,8 @@ from transformers import (DeepseekV3Config, DeepseekV3ForCausalLM, GptOssConfig,
 from transformers.models.mixtral.modeling_mixtral import load_balancing_loss_func
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
-from attention.families.load_balance import (load_balancing_loss,
+from attention.families.load_balance import (expert_capacity,
+                                             load_balancing_loss,
                                              load_balancing_loss_backward)
 from attention.families.moe import MoE, moe_dense, moe_layer, moe_sparse, route
 from attention.families.moe_costs import (CARD_COUNTS, MOE_CONFIGS,
@@ -285,6 +286,21 @@ MOE = MoE(5, 2, 7)
 def test_bad_mixture_settings_are_named(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize("args, match", [
+    ((10, 2, 0), "n_experts must be an integer >= 1, got 0"),
+    ((10, 2, 4, -1), "factor must be a positive finite number.*got -1"),
+    ((10, 2, 4, 0.0), "factor must be a positive finite number.*got 0.0"),
+    ((10, 2, 4, float("nan")), "factor must be a positive finite.*got nan"),
+    ((10, 0, 4), "top_k must be an integer >= 1, got 0"),
+    ((-3, 2, 4), "n_tokens must be an integer >= 0, got -3"),
+    ((10.5, 2, 4), "n_tokens must be an integer >= 0, got 10.5"),
+])
+def test_expert_capacity_names_a_count_or_factor_it_cannot_use(args, match):
+    with pytest.raises(ValueError, match=f"expert_capacity: {match}"):
+        expert_capacity(*args)
+    assert expert_capacity(64, 2, 8, 1.25) == 20  # chapter 9's 1.25 row
 
 
 def test_routers_and_experts_of_the_wrong_shape_are_named():
