@@ -118,14 +118,18 @@ FAMILIES = {
         # dropout (training only); pretraining_tp splits no product in 5.x
         inert=frozenset({"attention_dropout", "pretraining_tp"})),
 }
-# Chapter 8: Mistral is Llama with a sliding window on every layer (and no
-# biases); Ministral names each layer's type, sliding or full.
+# Chapter 8: Mistral is Llama with a sliding window on every layer (no
+# biases, and a head_dim of its own, which Hugging Face's Mistral honours);
+# Ministral names each layer's type, sliding or full.
 _MISTRAL_READ = {k: v for k, v in FAMILIES["llama"].read.items()
-                 if k != "attention_bias"} | {"sliding_window": "sliding_window"}
-FAMILIES["mistral"] = dataclasses.replace(FAMILIES["llama"],
-                                          read=_MISTRAL_READ)
+                 if k != "attention_bias"} | {
+    "sliding_window": "sliding_window", "head_dim": "head_dim"}
+FAMILIES["mistral"] = dataclasses.replace(
+    FAMILIES["llama"], read=_MISTRAL_READ,
+    accepted={k: v for k, v in FAMILIES["llama"].accepted.items()
+              if k != "head_dim"})
 FAMILIES["ministral"] = dataclasses.replace(
-    FAMILIES["llama"], read=_MISTRAL_READ | {
+    FAMILIES["mistral"], read=_MISTRAL_READ | {
         "layer_types": ("layer_types", _layer_types)})
 # Chapter 9: Qwen3 is Llama with RMSNorm on each head's query and key, and a
 # head size of its own; its sliding window is refused (no test covers it).
@@ -197,12 +201,13 @@ FAMILIES["deepseek_v3"] = Family(
         ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
          "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group",
          "n_shared_experts", "first_k_dense_replace"): ("moe", _deepseek_moe)},
-    accepted={"hidden_act": ("silu",), "attention_bias": (False,),
-              "num_mtp_layers": (0,)},  # multi-token prediction: not built
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
     # what the model returns (router logits), training only (the aux loss
-    # needs router logits), dropout
+    # needs router logits), dropout; num_mtp_layers counts the multi-token
+    # prediction modules (default 1), which Hugging Face's forward never
+    # runs (only generate(use_mtp=True) drafts with them): not built here
     inert=frozenset({"output_router_logits", "attention_dropout",
-                     "pretraining_tp"}))
+                     "pretraining_tp", "num_mtp_layers"}))
 
 
 # Chapter 9's mixtures of experts. Hugging Face's settings that only change
@@ -212,8 +217,7 @@ _MOE_INERT = frozenset({"router_aux_loss_coef", "output_router_logits",
                         "router_jitter_noise"})
 FAMILIES["mixtral"] = dataclasses.replace(
     FAMILIES["mistral"],
-    read=_MISTRAL_READ | {"head_dim": "head_dim",
-                          ("num_local_experts", "num_experts_per_tok",
+    read=_MISTRAL_READ | {("num_local_experts", "num_experts_per_tok",
                            "intermediate_size"): (
                               "moe", lambda v, c: MoE(*v))},
     inert=FAMILIES["llama"].inert | _MOE_INERT)
@@ -319,12 +323,18 @@ _ROPE_KEYS = {
 
 
 def _rope_scaling(rope, max_positions):
-    """A RopeScaling from Hugging Face's ``rope_parameters`` (None: plain)."""
-    kind = rope.get("rope_type", "default")
+    """A RopeScaling from Hugging Face's ``rope_parameters`` (None: plain).
+
+    Older config.json files name the type ``type`` (in ``rope_scaling``);
+    Hugging Face keeps that key beside ``rope_type``, which wins if both
+    are set, and so does this converter.
+    """
+    kind = rope.get("rope_type", rope.get("type", "default"))
     if kind not in ROPE_TYPES:
         raise ValueError(f"config_from_hf: rope_parameters['rope_type'] = "
                          f"{kind!r} is not implemented (only {ROPE_TYPES})")
-    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "rope_theta"}
+    extra = set(rope) - _ROPE_KEYS[kind] - {"rope_type", "type",
+                                            "rope_theta"}
     if rope.get("partial_rotary_factor", 1.0) == 1.0:
         extra.discard("partial_rotary_factor")
     if extra:

@@ -44,6 +44,17 @@ def tokens_per_expert(indices, n_experts):
 def expert_capacity(n_tokens, top_k, n_experts, factor=1.0):
     """GShard's and Switch's fixed buffer per expert: the even share of
     the n_tokens * top_k assignments, times a capacity factor, rounded up."""
+    for name, value, low in (("n_tokens", n_tokens, 0), ("top_k", top_k, 1),
+                             ("n_experts", n_experts, 1)):
+        if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                or value < low):
+            raise ValueError(f"expert_capacity: {name} must be an integer >= "
+                             f"{low}, got {value!r}")
+    if (isinstance(factor, bool) or not isinstance(
+            factor, (int, float, np.integer, np.floating))
+            or not 0 < factor < math.inf):
+        raise ValueError(f"expert_capacity: factor must be a positive finite "
+                         f"number (1: the even share), got {factor!r}")
     return math.ceil(factor * n_tokens * top_k / n_experts)
 
 

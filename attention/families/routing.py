@@ -89,6 +89,7 @@ def sigmoid_top_k(logits, k, *, bias, n_group=1, topk_group=1,
     their sum (+ 1e-20, as DeepSeek's code) if renormalise, times scale.
     """
     s = sigmoid(logits)                             # (..., n_experts)
+    _check_groups(s.shape, k, bias, n_group, topk_group)
     choice = s + bias
     if n_group > 1:
         n = s.shape[-1]
@@ -104,3 +105,37 @@ def sigmoid_top_k(logits, k, *, bias, n_group=1, topk_group=1,
         weights = weights / (weights.sum(axis=-1, keepdims=True) + 1e-20)
     return chosen, weights * scale
 # --8<-- [end:sigmoid_top_k]
+
+
+def _whole(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _check_groups(shape, k, bias, n_group, topk_group):
+    """A ValueError naming the argument of ``sigmoid_top_k`` that does not
+    fit logits of ``shape``: bias (n_experts,), n_group, topk_group, k."""
+    if not shape:
+        raise ValueError("sigmoid_top_k: logits must have a last axis of "
+                         "experts, got a scalar")
+    n = shape[-1]
+    if np.shape(bias) != (n,):
+        raise ValueError(f"sigmoid_top_k: bias must have shape ({n},), one "
+                         f"per expert of logits {shape}, got shape "
+                         f"{np.shape(bias)}")
+    if not _whole(n_group) or not 1 <= n_group <= n:
+        raise ValueError(f"sigmoid_top_k: n_group must be an integer in "
+                         f"1..{n} (the experts), got {n_group!r}")
+    if n_group == 1:  # no groups: topk_group is not used
+        return
+    per_group, rest = divmod(n, n_group)
+    if rest or per_group < 2:
+        raise ValueError(f"sigmoid_top_k: n_group = {n_group} must split the "
+                         f"{n} experts into equal groups of at least 2 (a "
+                         f"group's score is the sum of its two best)")
+    if not _whole(topk_group) or not 1 <= topk_group <= n_group:
+        raise ValueError(f"sigmoid_top_k: topk_group must be an integer in "
+                         f"1..{n_group} (n_group), got {topk_group!r}")
+    if _whole(k) and k > topk_group * per_group:
+        raise ValueError(f"sigmoid_top_k: k = {k} is more than the "
+                         f"{topk_group * per_group} experts of the "
+                         f"topk_group = {topk_group} groups it may use")

@@ -178,6 +178,9 @@ def compute(name, values=None):
     if name not in FIGURES:
         raise ValueError(f"no live figure named {name!r}; known: {sorted(FIGURES)}")
     spec = FIGURES[name]
+    if values is not None and not isinstance(values, dict):
+        raise ValueError(f"{name}: values must be a dict of control name -> "
+                         f"value, got {values!r}")
     values = dict(values or {})
     unknown = set(values) - {c.name for c in spec.controls}
     if unknown:
@@ -189,7 +192,13 @@ def compute(name, values=None):
 def compute_json(name, values_json):
     """``compute`` with JSON in and out: what the browser calls. Floats keep every
     digit (``repr``), so the page can be compared with CPython exactly."""
-    result = compute(name, json.loads(values_json))
+    try:
+        values = json.loads(values_json)
+    except (TypeError, ValueError) as error:  # not text, or not JSON
+        raise ValueError(f"{name}: values_json must be a JSON object of "
+                         f"control values, got {values_json!r} ({error})"
+                         ) from None
+    result = compute(name, values)
     return json.dumps(result, allow_nan=False)
 
 

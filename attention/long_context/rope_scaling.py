@@ -103,7 +103,17 @@ def yarn_inv_freq(d_head, base, factor, original_max_positions, *,
     divided by ``factor`` (as in linear); between the two, a linear ramp over
     the pair index mixes them (Peng et al. 2023, 3.2).
     """
+    _check("yarn_inv_freq", d_head, base)
     _check_factor("yarn_inv_freq", factor)
+    n = original_max_positions
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"yarn_inv_freq: original_max_positions must be a "
+                         f"positive integer, got {n!r}")
+    for name, turns in (("beta_fast", beta_fast), ("beta_slow", beta_slow)):
+        if isinstance(turns, bool) or not isinstance(
+                turns, (int, float, np.number)) or not 0 < turns < math.inf:
+            raise ValueError(f"yarn_inv_freq: {name} must be a positive "
+                             f"finite number of turns, got {turns!r}")
     plain = default_inv_freq(d_head, base)                  # (d_head/2,)
 
     def pair_index(turns):

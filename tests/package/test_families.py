@@ -1,8 +1,9 @@
 """Chapter 9's families against Hugging Face, float64, through the chapter-3 converter:
 Qwen3 (QK-norm per head, a head size of its own) and Gemma 2 (soft-capped scores and
 logits, query_pre_attn_scalar, (1 + weight) RMSNorm before and after each branch,
-GeGLU, sqrt(d_model) embeddings, alternating sliding windows), and OLMo 2's QK-norm over
-the whole projection at the layer level.
+GeGLU, sqrt(d_model) embeddings, alternating sliding windows), Mistral with a head_dim
+that is not hidden / heads, and OLMo 2's QK-norm over the whole projection at the layer
+level.
 
 Hugging Face's float32 internals are swapped for float64 as in chapter 8
 (``float64_hf``, ``Tensor.float()`` included: Gemma 2's RMSNorm calls it); a test shows
@@ -16,8 +17,9 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from transformers import (Gemma2Config, Gemma2ForCausalLM, Olmo2Config,
-                          Qwen3Config, Qwen3ForCausalLM)
+from transformers import (Gemma2Config, Gemma2ForCausalLM, MistralConfig,
+                          MistralForCausalLM, Olmo2Config, Qwen3Config,
+                          Qwen3ForCausalLM)
 from transformers.models.olmo2.modeling_olmo2 import (Olmo2Attention,
                                                       Olmo2RotaryEmbedding)
 
@@ -55,8 +57,18 @@ def gemma2(**kw):
         rope_parameters={"rope_theta": 1000.0, "rope_type": "default"}) | kw))
 
 
+def mistral():
+    # Mistral with head_dim 8 != 30 / 5, as Hugging Face's Mistral honours
+    return MistralConfig(**COMMON, hidden_size=30, intermediate_size=44,
+                         num_attention_heads=5, num_key_value_heads=1,
+                         head_dim=8, num_hidden_layers=2, sliding_window=4,
+                         rope_parameters={"rope_theta": 1000.0,
+                                          "rope_type": "default"})
+
+
 MODELS = {"qwen3": (Qwen3ForCausalLM, qwen3),
-          "gemma2": (Gemma2ForCausalLM, gemma2)}
+          "gemma2": (Gemma2ForCausalLM, gemma2),
+          "mistral head_dim": (MistralForCausalLM, mistral)}
 
 
 def eager(config):
@@ -78,6 +90,8 @@ def test_the_converter_reads_each_family_setting(reference):
     assert config.d_head == c.head_dim != c.hidden_size // c.num_attention_heads
     if c.model_type == "qwen3":
         assert config.qk_norm == "head" and config.layer_windows == [None] * 2
+    elif c.model_type == "mistral":
+        assert config.qk_norm is None and config.layer_windows == [4] * 2
     else:
         assert config.arch == "gemma2" and config.qk_norm is None
         assert config.attn_scale == c.query_pre_attn_scalar ** -0.5

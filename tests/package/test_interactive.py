@@ -9,9 +9,11 @@ chapter 5).
 import json
 import math
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from mkdocs.exceptions import PluginError
 
 from attention.gpt.run import shipped
 from attention.interactive import FIGURES, compute, compute_json
@@ -22,7 +24,7 @@ from attention.multi_head import multi_head_attention
 from attention.sampling import apply_temperature, probabilities, process_logits
 from attention.softmax import softmax
 from tests.support import ROOT
-from tools.site.live_figures import figure_html
+from tools.site.live_figures import figure_html, on_page_content
 
 CHAPTERS = ROOT / "docs" / "chapters"
 
@@ -184,6 +186,21 @@ def test_bad_control_values_are_refused_by_name(name, values, words):
     assert words in str(error.value)
 
 
+@pytest.mark.parametrize("values_json, words", [
+    ("[1, 2]", "values must be a dict of control name -> value, got [1, 2]"),
+    ('"hot"', "values must be a dict of control name -> value, got 'hot'"),
+    ("{temperature: 1}", "values_json must be a JSON object of control values"),
+    (None, "values_json must be a JSON object of control values, got None"),
+])
+def test_values_that_are_not_a_json_object_are_refused_by_name(values_json,
+                                                              words):
+    with pytest.raises(ValueError) as error:
+        compute_json("ch04-sampling-filters", values_json)
+    assert str(error.value).startswith("ch04-sampling-filters: ")
+    assert words in str(error.value)
+    assert type(error.value) is ValueError  # not a JSONDecodeError
+
+
 def test_the_page_gets_a_labelled_native_input_for_every_control():
     for name, spec in FIGURES.items():
         markup = figure_html(name)
@@ -197,3 +214,34 @@ def test_the_page_gets_a_labelled_native_input_for_every_control():
 def test_a_page_asking_for_an_unknown_figure_fails_the_build():
     with pytest.raises(ValueError, match="ch00-nothing"):
         figure_html("ch00-nothing")
+
+
+PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="chapters/ch02.md"))
+
+
+@pytest.mark.parametrize("placeholder", [
+    '<div class="live-figure" data-figure="ch02-heads"></div>',
+    "<div class='live-figure' data-figure='ch02-heads'></div>",
+    '<div  class="live-figure"   data-figure="ch02-heads" ></div>',
+    '<div data-figure="ch02-heads" class="live-figure"></div>',
+    '<DIV CLASS=live-figure DATA-FIGURE=ch02-heads>\n</DIV >',
+    '<div class="wide live-figure" data-figure="ch0&#50;-heads"></div>',
+])
+def test_any_html_spelling_of_the_placeholder_becomes_the_figure(placeholder):
+    html = f'<p>Before.</p>\n{placeholder}\n<div class="other"></div>'
+    assert on_page_content(html, PAGE, None, None) == (
+        f'<p>Before.</p>\n{figure_html("ch02-heads")}\n<div class="other"></div>')
+
+
+@pytest.mark.parametrize("placeholder", [
+    '<div class="live-figure"></div>',                        # no name
+    '<div class="live-figure" data-figure=""></div>',
+    '<div class="live-figure" data-figure="ch02-heads">text</div>',
+    '<div class="live-figure" data-figure="ch02-heads">',     # never closed
+    '<div class="live-figure" data-figure="ch02-heads"/>',    # not an empty element
+])
+def test_a_malformed_placeholder_fails_the_build_naming_the_page(placeholder):
+    with pytest.raises(PluginError, match=r"chapters/ch02\.md: a live figure's "
+                                          r"placeholder must be an empty div"):
+        on_page_content(f"<p>Before.</p>\n{placeholder}\n<p>After.</p>", PAGE,
+                        None, None)

@@ -18,6 +18,8 @@ from attention.kv_cache import (
     sliding_window_mask,
     window_mask,
 )
+from attention.long_context.cache_size import (PUBLISHED, CacheShape,
+                                               windowed_cache_bytes)
 
 TOL = 1e-12
 KiB, GiB = 2**10, 2**30
@@ -44,6 +46,32 @@ def test_size_from_a_config_object():
 def test_bad_size_argument_is_named():
     with pytest.raises(ValueError, match="n_kv_heads must be a non-negative integer"):
         kv_cache_bytes(32, 8.0, 128)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: windowed_cache_bytes(8, 64, "full", 10),
+     "layer_windows must be a list .* got 'full'"),
+    (lambda: windowed_cache_bytes(8, 64, [], 10), "layer_windows must be a list"),
+    (lambda: windowed_cache_bytes(8, 64, [None, "4"], 10),
+     r"layer_windows\[1\] must be a positive integer or None, got '4'"),
+    (lambda: windowed_cache_bytes(8, 64, [4, 0], 10), r"layer_windows\[1\]"),
+    (lambda: windowed_cache_bytes(8, 64, [4], "10"),
+     "n_tokens must be a non-negative integer, got '10'"),
+    (lambda: CacheShape(32, 8, 128, 4096, "slidng"),
+     "pattern must be one of .* got 'slidng'"),
+    (lambda: CacheShape(32, 8, 128, None, "sliding"),
+     "'sliding' pattern needs a window"),
+    (lambda: CacheShape(32, 8, 128, 4096, "full"), "'full' pattern has no window"),
+    (lambda: CacheShape(0, 8, 128, None, "full"), "n_layers must be a positive"),
+])
+def test_cache_sizes_with_windows_name_a_pattern_or_window_they_cannot_count(
+        call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+    # the released shapes still build, and a window caps what a layer keeps
+    assert windowed_cache_bytes(8, 64, (None, 4), 10) == kv_cache_bytes(
+        1, 8, 64, 14)
+    assert PUBLISHED["Gemma 2 9B"].layer_windows[:2] == [4096, None]
 
 
 def test_window_mask_is_banded_and_sinks_add_columns():

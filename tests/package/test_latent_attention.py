@@ -78,6 +78,18 @@ def test_logits_equal_hugging_face(reference):
     assert relative(forward(params, config, ids), hf_logits(model, ids)) <= TOL
 
 
+def test_the_default_multi_token_prediction_module_leaves_the_logits_alone():
+    # DeepSeek-V3's default num_mtp_layers = 1: Hugging Face's forward never
+    # runs that module, so the converted model is the same model
+    mtp = DeepseekV3Config().num_mtp_layers
+    assert mtp == 1
+    model = build(DeepseekV3ForCausalLM, deepseek(6, num_mtp_layers=mtp),
+                  seed=4)
+    params, config = ours(model)
+    ids = np.random.default_rng(2).integers(0, VOCAB, size=(2, 23))
+    assert relative(forward(params, config, ids), hf_logits(model, ids)) <= TOL
+
+
 def test_the_absorbed_path_equals_the_unabsorbed_one(reference):
     _, params, config = reference
     ids = np.random.default_rng(2).integers(0, VOCAB, size=(2, 19))
@@ -157,7 +169,6 @@ def test_the_float64_swap_moves_hugging_face_only_at_float32_rounding():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(num_mtp_layers=1), "num_mtp_layers = 1"),
     (dict(attention_bias=True), "attention_bias = True"),
     (dict(hidden_act="gelu"), "hidden_act = 'gelu'"),
     (dict(num_key_value_heads=1), "n_kv_heads must equal n_heads"),

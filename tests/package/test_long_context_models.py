@@ -1,5 +1,6 @@
 """Chapter 8's models against Hugging Face, float64, through the chapter-3 converter:
-Llama with each RoPE scaling type (read past original_max_position_embeddings), Mistral
+Llama with each RoPE scaling type (read past original_max_position_embeddings; linear
+also as an older config.json spells it, ``rope_scaling`` with ``type``), Mistral
 with a sliding window shorter than the sequence, Ministral's alternating sliding and full
 layers, and gpt-oss's attention layer (biases, YaRN, window, learned sinks).
 
@@ -98,6 +99,18 @@ def llama(rope_type, seed=0, **kw):
     return config
 
 
+def llama_legacy_linear(seed=0):
+    """Linear scaling as an older config.json writes it: ``rope_scaling``
+    with ``type``, read by from_dict (what from_pretrained calls), which
+    keeps ``type`` beside the ``rope_type`` it adds."""
+    config = LlamaConfig.from_dict(SMALL | dict(
+        num_key_value_heads=1, max_position_embeddings=32, rope_theta=1000.0,
+        rope_scaling={"type": "linear", "factor": 4.0}))
+    assert config.rope_parameters["type"] == "linear"
+    config._attn_implementation = "eager"
+    return config
+
+
 def mistral(seed=0):
     config = MistralConfig(**(SMALL | dict(num_hidden_layers=3,
                                            max_position_embeddings=64,
@@ -119,6 +132,7 @@ def ministral(seed=0):
 
 MODELS = {
     **{f"llama {t}": (LlamaForCausalLM, lambda t=t: llama(t)) for t in ROPES},
+    "llama legacy linear": (LlamaForCausalLM, llama_legacy_linear),
     "mistral window 5": (MistralForCausalLM, mistral),
     "ministral alternating window 3": (MinistralForCausalLM, ministral),
 }

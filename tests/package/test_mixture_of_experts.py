@@ -1,9 +1,10 @@
 """Chapter 9's mixture of experts against Hugging Face, float64, through the chapter-3
-converter: tiny random Mixtral (softmax, top-2, renormalised), Qwen3-MoE (top-3 of 7, not
-renormalised), DeepSeek-V3 (sigmoid routing with a random selection bias, 3 groups of 2
-experts of which 2 may be used, 2 shared experts, the first of 3 layers dense, MLA) and
-gpt-oss (a router with a bias, softmax over the chosen, a clamped SwiGLU whose limit is
-small enough to clamp, sinks, alternating windows), all of odd sizes.
+converter: tiny random Mixtral (softmax, top-2, renormalised; also with a head_dim that
+is not hidden / heads), Qwen3-MoE (top-3 of 7, not renormalised), DeepSeek-V3 (sigmoid
+routing with a random selection bias, 3 groups of 2 experts of which 2 may be used, 2
+shared experts, the first of 3 layers dense, MLA) and gpt-oss (a router with a bias,
+softmax over the chosen, a clamped SwiGLU whose limit is small enough to clamp, sinks,
+alternating windows), all of odd sizes.
 
 Hugging Face's float32 internals (RMSNorm, RoPE, the routers' ``.float()``) are swapped
 for float64 (``float64_hf``); its experts run on the eager path
@@ -25,7 +26,8 @@ from transformers import (DeepseekV3Config, DeepseekV3ForCausalLM, GptOssConfig,
 from transformers.models.mixtral.modeling_mixtral import load_balancing_loss_func
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
-from attention.families.load_balance import (load_balancing_loss,
+from attention.families.load_balance import (expert_capacity,
+                                             load_balancing_loss,
                                              load_balancing_loss_backward)
 from attention.families.moe import MoE, moe_dense, moe_layer, moe_sparse, route
 from attention.families.moe_costs import (CARD_COUNTS, MOE_CONFIGS,
@@ -49,11 +51,11 @@ def eager(config):
     return config
 
 
-def mixtral():
+def mixtral(**kw):
     return MixtralConfig(**COMMON, hidden_size=30, intermediate_size=13,
                          num_attention_heads=5, num_key_value_heads=1,
                          num_hidden_layers=2, num_local_experts=5,
-                         num_experts_per_tok=2, rope_parameters=PLAIN)
+                         num_experts_per_tok=2, rope_parameters=PLAIN, **kw)
 
 
 def qwen3_moe():
@@ -88,6 +90,9 @@ def gpt_oss():
 
 
 MODELS = {"mixtral": (MixtralForCausalLM, mixtral),
+          # head_dim 8 != 30 / 5: Hugging Face's Mixtral honours it
+          "mixtral head_dim": (MixtralForCausalLM,
+                               lambda: mixtral(head_dim=8)),
           "qwen3_moe": (Qwen3MoeForCausalLM, qwen3_moe),
           "deepseek_v3": (DeepseekV3ForCausalLM, deepseek_v3),
           "gpt_oss": (GptOssForCausalLM, gpt_oss)}
@@ -237,6 +242,24 @@ def test_a_groups_excluded_experts_are_never_chosen():
             and max(len(set(row // 3)) for row in chosen) <= 2)
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    ({"bias": np.zeros(5)}, r"bias must have shape \(12,\).*got shape \(5,\)"),
+    ({"bias": np.zeros((2, 12))}, r"bias must have shape \(12,\)"),
+    ({"n_group": 5}, "n_group = 5 must split the 12 experts"),
+    ({"n_group": 12}, "n_group = 12 must split the 12 experts"),
+    ({"n_group": 0}, r"n_group must be an integer in 1..12 .*, got 0"),
+    ({"n_group": 2.0}, r"n_group must be an integer in 1..12 .*, got 2.0"),
+    ({"n_group": 4, "topk_group": 5}, r"topk_group must be an integer in 1..4"),
+    ({"n_group": 4, "topk_group": 0}, r"topk_group must be an integer in 1..4"),
+    ({"n_group": 4, "topk_group": 1}, r"k = 4 is more than the 3 experts"),
+])
+def test_sigmoid_routing_names_a_group_count_or_bias_that_does_not_fit(kwargs,
+                                                                      match):
+    logits = np.random.default_rng(9).normal(size=(5, 12))
+    with pytest.raises(ValueError, match=f"sigmoid_top_k: {match}"):
+        sigmoid_top_k(logits, 4, **{"bias": np.zeros(12)} | kwargs)
+
+
 def test_published_counts_match_the_cards():
     for name, config in MOE_CONFIGS.items():
         counts = parameter_counts(config)
@@ -263,6 +286,21 @@ MOE = MoE(5, 2, 7)
 def test_bad_mixture_settings_are_named(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize("args, match", [
+    ((10, 2, 0), "n_experts must be an integer >= 1, got 0"),
+    ((10, 2, 4, -1), "factor must be a positive finite number.*got -1"),
+    ((10, 2, 4, 0.0), "factor must be a positive finite number.*got 0.0"),
+    ((10, 2, 4, float("nan")), "factor must be a positive finite.*got nan"),
+    ((10, 0, 4), "top_k must be an integer >= 1, got 0"),
+    ((-3, 2, 4), "n_tokens must be an integer >= 0, got -3"),
+    ((10.5, 2, 4), "n_tokens must be an integer >= 0, got 10.5"),
+])
+def test_expert_capacity_names_a_count_or_factor_it_cannot_use(args, match):
+    with pytest.raises(ValueError, match=f"expert_capacity: {match}"):
+        expert_capacity(*args)
+    assert expert_capacity(64, 2, 8, 1.25) == 20  # chapter 9's 1.25 row
 
 
 def test_routers_and_experts_of_the_wrong_shape_are_named():

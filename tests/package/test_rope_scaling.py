@@ -168,6 +168,14 @@ def test_linear_divides_every_frequency():
     (lambda: llama3_inv_freq(8, 1e4, 2.0, 8, low_freq_factor=4.0,
                              high_freq_factor=1.0), "high_freq_factor > low"),
     (lambda: RopeScaling("dynamic", factor=2.0), "needs original_max_positions"),
+    (lambda: yarn_inv_freq(8, 1e4, 2.0, 0),
+     "yarn_inv_freq: original_max_positions must be a positive integer, got 0"),
+    (lambda: yarn_inv_freq(8, 1e4, 2.0, 16, beta_fast=float("nan")),
+     "yarn_inv_freq: beta_fast must be a positive finite number .*got nan"),
+    (lambda: yarn_inv_freq(8, 1e4, 2.0, 16, beta_slow=0.0),
+     "yarn_inv_freq: beta_slow must be a positive finite number"),
+    (lambda: yarn_inv_freq(7, 1e4, 2.0, 16),
+     "yarn_inv_freq: d_head must be an even integer"),
 ])
 def test_bad_settings_are_refused_by_name(call, message):
     with pytest.raises(ValueError, match=message):

@@ -111,6 +111,19 @@ def test_links_are_rebased_from_the_chapter_to_the_practice_page():
     assert rebase("[ref]: ../assets/z.svg", source, target) == "[ref]: ../assets/z.svg"
 
 
+def test_links_inside_inline_code_are_left_as_written(tmp_path):
+    source, target = "chapters/ch02-x.md", "practice/ch02.md"
+    assert rebase("write `[a](b.md)` or ``[c](`#d`)``, then [e](ch01-y.md)", source,
+                  target) == ("write `[a](b.md)` or ``[c](`#d`)``, then "
+                              "[e](../chapters/ch01-y.md)")
+    # inline code that goes on over a line break, in a chapter's Practice section
+    page = PAGE.replace("## Practice\n", "## Practice\n\nA link is written `see\n"
+                        "[a](b.md)`, as [here](#setup).\n")
+    body = practice_markdown(fixture_chapter(tmp_path, page))
+    assert ("A link is written `see\n[a](b.md)`, as "
+            "[here](../chapters/ch09-fixture.md#setup).\n") in body
+
+
 def test_the_drills_page_lists_each_exercise_with_its_facts_and_a_link(tmp_path):
     page = drills_markdown([fixture_chapter(tmp_path)])
     assert "## 9. A fixture { #ch09 }" in page

@@ -1,13 +1,16 @@
 """MkDocs hook: live figures, which the reader moves and the package redraws in the browser.
 
 A page asks for one with ``<div class="live-figure" data-figure="NAME"></div>`` under the
-static figure NAME; the figure's controls and title come from the package
+static figure NAME (in any spelling HTML allows: either quotes or none, any attribute
+order, spacing or case); the figure's controls and title come from the package
 (``attention.interactive``), so the page names it and nothing else. Here that element
 becomes the controls as native form inputs, each with its label, an empty drawing, a
 status line and a text alternative; ``docs/javascripts/live-figures.js`` draws into it
 with the Python that Run loads (nothing is downloaded before the reader starts it).
 The element is ``hidden`` until that script shows it: without JavaScript a reader sees
-the static figure only. A name the package does not know fails the build.
+the static figure only. A name the package does not know, and a ``live-figure`` div
+that is not an empty element with a ``data-figure``, fail the build (rather than leave
+an empty div on the page).
 """
 
 from __future__ import annotations
@@ -15,16 +18,39 @@ from __future__ import annotations
 import html
 import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # mkdocs loads hooks by path
     sys.path.insert(0, str(ROOT))
 
+from mkdocs.exceptions import PluginError  # noqa: E402
+
 from attention.interactive import FIGURES  # noqa: E402
 from attention.interactive.widgets import Choice, Slider, TextBox, Toggle  # noqa: E402
 
-PLACEHOLDER = re.compile(r'<div class="live-figure" data-figure="([^"]*)"></div>')
+# A <div> start tag, its attribute values quoted either way or not at all; then what
+# must follow a placeholder's: its end tag, nothing but spaces between.
+DIV_START = re.compile(r"""<div(?=[\s/>])(?:[^>"']|"[^"]*"|'[^']*')*>""", re.I)
+EMPTY_END = re.compile(r"\s*</div\s*>", re.I)
+
+
+class _StartTag(HTMLParser):
+    """The attributes of one start tag as a browser reads them: names lower-cased,
+    values unescaped, the first of a repeated name kept."""
+
+    def handle_starttag(self, tag, attrs):
+        self.attrs = {}
+        for name, value in attrs:
+            self.attrs.setdefault(name, value or "")
+
+
+def attributes(start_tag: str) -> dict:
+    parser = _StartTag()
+    parser.feed(start_tag)
+    parser.close()
+    return parser.attrs
 
 
 def _number(x: float) -> str:
@@ -82,5 +108,29 @@ def figure_html(name: str) -> str:
             '<p class="live-figure__summary" aria-live="polite"></p></div>')
 
 
+def expand_placeholders(content: str, where: str) -> str:
+    """``content`` (a page's HTML) with every ``live-figure`` div replaced by its
+    figure; ``where`` names the page in the error a malformed placeholder raises."""
+    parts, at = [], 0
+    for start in DIV_START.finditer(content):
+        if start.start() < at:
+            continue
+        attrs = attributes(start[0])
+        if "live-figure" not in attrs.get("class", "").split():
+            continue
+        end = EMPTY_END.match(content, start.end())
+        if end is None or not attrs.get("data-figure"):
+            raise ValueError(
+                f"{where}: a live figure's placeholder must be an empty div with the "
+                f"figure's name, <div class=\"live-figure\" data-figure=\"NAME\"></div>;"
+                f" got {content[start.start():start.end() + 40]!r}")
+        parts += [content[at:start.start()], figure_html(attrs["data-figure"])]
+        at = end.end()
+    return "".join(parts) + content[at:]
+
+
 def on_page_content(content, page, config, files):
-    return PLACEHOLDER.sub(lambda match: figure_html(match.group(1)), content)
+    try:
+        return expand_placeholders(content, page.file.src_uri)
+    except ValueError as error:  # a malformed placeholder, or an unknown figure
+        raise PluginError(str(error)) from None

@@ -47,7 +47,11 @@ NAV_SECTION = "Practice"
 DRILLS = "practice/index.md"
 SUBHEADING = re.compile(r"^#{3,6} ")
 # A Markdown link or image target, or a reference definition, that is relative to its page.
-LINK = re.compile(r"(?P<open>\]\(|^\[[^\]]+\]: +)(?P<target>(?![a-z][a-z0-9+.-]*:|/)[^)\s]+)")
+LINK = re.compile(r"(?P<open>\]\(|^\[[^\]]+\]: +)(?P<target>(?![a-z][a-z0-9+.-]*:|/)[^)\s]+)",
+                  re.M)
+# Inline code: a run of backticks, then text, then a run of as many (CommonMark 6.1); a
+# link written inside it is text, not a link.
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
 RUN_BLOCK = re.compile(r'(<div class="language-python highlight" data-run-block="\d+")'
                        r'([^>]*>)(.*?</code></pre></div>)', re.S)
 
@@ -88,10 +92,16 @@ def numbered_title(chapter) -> str:
     return f"{int(chapter.number[2:])}. {title}"
 
 
-def rebase(line: str, source: str, target: str) -> str:
-    """``line`` with its relative links made relative to ``target`` instead of ``source``
-    (both names among the site's files): ``#a`` becomes a link to ``source``'s anchor."""
+def rebase(text: str, source: str, target: str) -> str:
+    """``text`` (a line or a paragraph) with its relative links made relative to
+    ``target`` instead of ``source`` (both names among the site's files): ``#a`` becomes
+    a link to ``source``'s anchor. What inline code shows, as in "write `[a](b.md)`",
+    is left as written."""
+    code = [span.span() for span in CODE_SPAN.finditer(text)]
+
     def moved(match):
+        if any(start <= match.start() < end for start, end in code):
+            return match[0]
         path = match["target"]
         anchor = ""
         if "#" in path:
@@ -100,7 +110,7 @@ def rebase(line: str, source: str, target: str) -> str:
         full = posixpath.normpath(posixpath.join(posixpath.dirname(source), path)) if path else source
         return match["open"] + posixpath.relpath(full, posixpath.dirname(target)) + anchor
 
-    return LINK.sub(moved, line)
+    return LINK.sub(moved, text)
 
 
 def yaml_string(text: str) -> str:
@@ -117,16 +127,27 @@ def practice_markdown(chapter) -> str:
     code = code_lines(text)
     anchors = {drill.heading: drill.exercise.section for drill in chapter.drills()}
     source, page = chapter_source(chapter), practice_source(chapter)
-    body = []
+    body, paragraph = [], []  # paragraph: prose lines, rebased together (inline
+    #                            code may go on over a line break)
+
+    def end_paragraph():
+        if paragraph:
+            body.extend(rebase("\n".join(paragraph), source, page).split("\n"))
+            paragraph.clear()
+
     for number in range(start + 1, end):
         line = lines[number]
-        if number not in code:
-            if SUBHEADING.match(line):
-                line = line[1:]
-                if number in anchors:
-                    line += f" {{ #{anchors[number]} }}"
+        if number not in code and line.strip() and not SUBHEADING.match(line):
+            paragraph.append(line)
+            continue
+        end_paragraph()  # a blank line, code or a heading ends a paragraph
+        if number not in code and SUBHEADING.match(line):
+            line = line[1:]
+            if number in anchors:
+                line += f" {{ #{anchors[number]} }}"
             line = rebase(line, source, page)
         body.append(line)
+    end_paragraph()
     title = numbered_title(chapter)
     count = len(anchors)
     chapter_link = posixpath.relpath(source, "practice")
