@@ -23,7 +23,7 @@ from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
 from attention.gpt.clipping import clip_by_global_norm
 from attention.gpt.checkpoint import load_checkpoint, save_checkpoint
 from attention.gpt.corpus import random_windows
-from attention.gpt.dropout import dropout_masks
+from attention.gpt.dropout import dropout_mask, dropout_masks
 from attention.gpt.schedule import warmup_cosine
 from attention.gpt.training import TrainConfig, accumulated_grads, evaluate, train
 from attention.model import ModelConfig, init_params
@@ -76,6 +76,30 @@ def test_dropout_masks_zero_a_fraction_p_and_scale_the_rest():
     assert dropout_masks(np.random.default_rng(0), config, 4, 64, 0.0) is None
     with pytest.raises(ValueError, match="p must lie"):
         dropout_masks(np.random.default_rng(0), config, 4, 64, 1.0)
+
+
+@pytest.mark.parametrize("p", [-0.5, 1.0, 1.5, math.nan, "0.1", True, None, 0.5j])
+def test_dropout_refuses_a_p_outside_0_1_by_name(p):
+    config = ModelConfig(vocab_size=10, d_model=8, n_layers=1, n_heads=2, max_positions=8)
+    with pytest.raises(ValueError, match=r"dropout_mask: p must lie in \[0, 1\)"):
+        dropout_mask(np.random.default_rng(0), (4,), p)
+    with pytest.raises(ValueError, match=r"dropout_masks: p must lie in \[0, 1\)"):
+        dropout_masks(np.random.default_rng(0), config, 1, 4, p)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_dropout_scale_equals_torchs_in_each_dtype(dtype):
+    # torch scales by 1/(1 - p) computed in float32 for float16, then rounded
+    # once: 1.4287 at p = 0.3, where 1 / float16(0.7) rounds to 1.4277.
+    torch.manual_seed(0)
+    ps = np.concatenate([np.linspace(0.01, 0.95, 95), [0.3]])
+    tdtype = getattr(torch, np.dtype(dtype).name)
+    for p in ps:
+        out = F.dropout(torch.ones(512, dtype=tdtype), float(p), training=True)
+        scale = out[out != 0][0].item()
+        mask = dropout_mask(np.random.default_rng(0), (512,), float(p), dtype)
+        assert mask.dtype == dtype
+        assert float(mask.max()) == scale, p
 
 
 def test_adamw_with_decay_groups_equals_torch_adamw():
