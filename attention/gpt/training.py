@@ -24,7 +24,7 @@ import numpy as np
 from attention.backward.model import loss_and_grads
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
 from attention.gpt.clipping import clip_by_global_norm
-from attention.gpt.corpus import random_windows, windows
+from attention.gpt.corpus import check_windows, random_windows, windows
 from attention.gpt.dropout import dropout_masks
 from attention.gpt.schedule import warmup_cosine
 from attention.loss import cross_entropy
@@ -120,7 +120,7 @@ def train_step(params, config, tc, state, groups, rng, step, ids):
 # --8<-- [start:train]
 def evaluate(params, config, ids, n, *, batch=16):
     """Mean cross-entropy over every non-overlapping window of ids."""
-    inputs, targets = windows(ids, n)  # (m, n) each
+    inputs, targets = windows(check_windows("evaluate", ids, n, batch), n)
     total = 0.0
     for i in range(0, len(inputs), batch):
         logits = forward(params, config, inputs[i: i + batch])

@@ -242,6 +242,17 @@ def test_checkpoint_round_trips_and_rejects_a_mismatched_config(tmp_path):
         save_checkpoint(tmp_path / "m.npz", params, config, dtype="int8")
 
 
+def test_evaluate_refuses_a_zero_window_or_batch_by_name():
+    _, params, config = tiny_gpt2()
+    ids = np.arange(20) % VOCAB
+    with pytest.raises(ValueError, match="evaluate: n must be a positive integer, got 0"):
+        evaluate(params, config, ids, 0)
+    with pytest.raises(ValueError, match="evaluate: batch must be a positive integer"):
+        evaluate(params, config, ids, 4, batch=0)
+    with pytest.raises(ValueError, match="evaluate: ids must be a 1-D sequence of int"):
+        evaluate(params, config, ids + 0.5, 4)
+
+
 def test_shipped_checkpoint_validation_loss_equals_its_log():
     from attention.gpt import run
     tokenizer, params, config, tokens, log = run.shipped()
