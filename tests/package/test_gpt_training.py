@@ -144,6 +144,17 @@ def test_warmup_cosine_equals_torch_schedulers():
         sched.step()
 
 
+def test_warmup_cosine_refuses_steps_outside_the_run_by_name():
+    lr = dict(peak=3e-3, floor=3e-4)
+    # all warm-up is a schedule: its last step is the peak
+    assert warmup_cosine(9, **lr, warmup=10, total=10) == 3e-3
+    for step, warmup, total in [(10, 10, 10), (-3, 10, 100), (100, 10, 100),
+                                (5, 11, 10), (5, -1, 10), (1.5, 10, 100),
+                                (5, 10, math.inf), (math.nan, 10, 100)]:
+        with pytest.raises(ValueError, match="warmup_cosine: need integers 0 <= step"):
+            warmup_cosine(step, **lr, warmup=warmup, total=total)
+
+
 def test_clip_by_global_norm_equals_clip_grad_norm():
     rng = np.random.default_rng(3)
     for max_norm in (0.5, 100.0):
