@@ -66,7 +66,7 @@ class TrainConfig:
             if getattr(self, name) <= 0:
                 raise ValueError(f"TrainConfig: {name} must be > 0, got "
                                  f"{getattr(self, name)!r}")
-        ranges = {"warmup": (1, self.steps - 1), "min_lr": (0, self.lr),
+        ranges = {"warmup": (1, self.steps), "min_lr": (0, self.lr),
                   "weight_decay": (0, 1), "beta1": (0, 0.999999),
                   "beta2": (0, 0.999999), "dropout": (0, 0.9),
                   "seed": (0, 2**63)}

@@ -232,6 +232,16 @@ def test_training_settings_out_of_range_raise_naming_the_field(field, value):
         TrainConfig(**{field: value})
 
 
+@pytest.mark.parametrize("steps", [1, 3])
+def test_a_run_may_be_all_warm_up_even_of_one_step(steps):
+    _, params, config = tiny_gpt2()
+    tc = TrainConfig(steps=steps, warmup=steps, batch_size=2, context=8, eval_every=1)
+    log = train(params, config, tc, np.arange(40) % VOCAB, np.arange(20) % VOCAB)
+    assert abs(log["lr"][-1] - tc.lr) <= 1e-15 * tc.lr and len(log["evals"]) == steps
+    with pytest.raises(ValueError, match=rf"TrainConfig: warmup must lie in \[1, {steps}\]"):
+        TrainConfig(steps=steps, warmup=steps + 1)
+
+
 def test_checkpoint_round_trips_and_rejects_a_mismatched_config(tmp_path):
     config = ModelConfig(vocab_size=40, d_model=16, n_layers=2, n_heads=2, max_positions=8)
     params = init_params(config, np.random.default_rng(0))
