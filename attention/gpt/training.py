@@ -131,6 +131,8 @@ def evaluate(params, config, ids, n, *, batch=16):
 
 def train(params, config, tc, train_ids, val_ids, *, report=None):
     """Train params in place; returns the log (losses, evaluations, time)."""
+    for name, ids in (("train_ids", train_ids), ("val_ids", val_ids)):
+        check_windows(f"train ({name})", ids, tc.context)  # before any step
     rng = np.random.default_rng(tc.seed)
     groups = decay_groups(params)
     state = adamw_init(params, groups)

@@ -242,6 +242,18 @@ def test_a_run_may_be_all_warm_up_even_of_one_step(steps):
         TrainConfig(steps=steps, warmup=steps + 1)
 
 
+def test_train_checks_its_token_streams_before_any_step():
+    _, params, config = tiny_gpt2()
+    before = {k: v.copy() for k, v in params.items()}
+    tc = TrainConfig(steps=4, warmup=1, batch_size=2, context=8, eval_every=2)
+    ids = np.arange(40) % VOCAB
+    with pytest.raises(ValueError, match=r"train \(val_ids\): 5 tokens hold no window of 8"):
+        train(params, config, tc, ids, ids[:5])
+    with pytest.raises(ValueError, match=r"train \(train_ids\): ids must be a 1-D"):
+        train(params, config, tc, ids / 2, ids)
+    assert all(np.array_equal(params[k], before[k]) for k in params)  # no step taken
+
+
 def test_checkpoint_round_trips_and_rejects_a_mismatched_config(tmp_path):
     config = ModelConfig(vocab_size=40, d_model=16, n_layers=2, n_heads=2, max_positions=8)
     params = init_params(config, np.random.default_rng(0))
