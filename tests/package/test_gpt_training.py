@@ -20,6 +20,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from attention.backward.model import loss_and_grads
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
+from attention.gpt.baselines import bigram_loss, unigram_loss
 from attention.gpt.clipping import clip_by_global_norm
 from attention.gpt.checkpoint import load_checkpoint, save_checkpoint
 from attention.gpt.corpus import random_windows
@@ -284,6 +285,31 @@ def test_evaluate_refuses_a_zero_window_or_batch_by_name():
         evaluate(params, config, ids, 4, batch=0)
     with pytest.raises(ValueError, match="evaluate: ids must be a 1-D sequence of int"):
         evaluate(params, config, ids + 0.5, 4)
+
+
+def test_baselines_equal_counting_by_hand():
+    train_ids, val_ids = [0, 1, 1, 2, 1, 0], [1, 2, 0]
+    counts = np.array([2, 3, 1, 0]) + 1.0  # unigram, add-1 over a vocabulary of 4
+    want = -np.mean(np.log(counts[val_ids] / counts.sum()))
+    assert abs(unigram_loss(train_ids, val_ids, 4) - want) <= 1e-15
+    # bigram, add-0.1: after 1 comes 1, 2, 0 once each; after 2 comes 1
+    p12, p20 = 1.1 / (3 + 0.4), 0.1 / (1 + 0.4)
+    want = -(np.log(p12) + np.log(p20)) / 2
+    assert abs(bigram_loss(train_ids, val_ids, 4) - want) <= 1e-15
+
+
+@pytest.mark.parametrize("fn", [unigram_loss, bigram_loss])
+@pytest.mark.parametrize("train_ids, val_ids, message", [
+    ([0, 1, 2], [1, -1], r"val_ids\[1\] = -1 is not a token id in \[0, 4\)"),
+    ([0, 4, 2], [1, 2], r"train_ids\[1\] = 4 is not a token id in \[0, 4\)"),
+    ([0, 1, 2], [1, 9], r"val_ids\[1\] = 9 is not a token id"),
+    ([0, 1, 2], [1.0, 2.0], "val_ids must be a 1-D sequence of integers, got dtype float64"),
+    ([[0, 1]], [1, 2], r"train_ids must be .* shape \(1, 2\)"),
+    ([0, 1, 2], [], "val_ids needs at least"),
+])
+def test_baselines_refuse_ids_outside_the_vocabulary_by_name(fn, train_ids, val_ids, message):
+    with pytest.raises(ValueError, match=f"{fn.__name__}: {message}"):
+        fn(train_ids, val_ids, 4)
 
 
 def test_shipped_checkpoint_validation_loss_equals_its_log():
