@@ -21,6 +21,8 @@ symbols) and decode(encode(s)) == s.
 
 # --8<-- [start:train]
 from collections import Counter, defaultdict
+from collections.abc import Iterable
+from numbers import Integral
 
 from attention.gpt.byte_level import (BYTE_TO_SYMBOL, from_symbols,
                                       pretokenize, to_symbols)
@@ -129,8 +131,15 @@ class BPETokenizer:
 
     def decode(self, ids):
         """Token ids -> the string (bytes that are not UTF-8: U+FFFD)."""
+        if not isinstance(ids, Iterable) or isinstance(ids, str):
+            raise TypeError(f"decode: ids must be a sequence of ints, got "
+                            f"{type(ids).__name__}")
+        ids = list(ids)
+        for k, i in enumerate(ids):  # int(1.7) or int("5") would be 1, 5
+            if isinstance(i, bool) or not isinstance(i, Integral):
+                raise TypeError(f"decode: ids[{k}] must be an int, got {i!r}")
         try:
-            return from_symbols("".join(self.tokens[int(i)] for i in ids))
+            return from_symbols("".join(self.tokens[i] for i in ids))
         except KeyError as bad:
             raise ValueError(f"decode: id {bad} is not in the vocabulary "
                              f"(0..{len(self) - 1})") from None

@@ -123,6 +123,27 @@ def test_bad_tokenizer_files_raise_value_errors_naming_the_field(trained, tmp_pa
         trained[2].decode([5000])
 
 
+@pytest.mark.parametrize("ids, message, hf_refuses", [
+    ([1.7], r"ids\[0\] must be an int, got 1.7", True),
+    ([65, "5"], r"ids\[1\] must be an int, got '5'", True),
+    (np.array([1.0]), r"ids\[0\] must be an int", True),
+    (5, "ids must be a sequence of ints, got int", True),
+    ("65", "ids must be a sequence of ints, got str", True),
+    ([True], r"ids\[0\] must be an int, got True", False)])  # HF reads id 1
+def test_decode_refuses_ids_that_are_not_integers(trained, ids, message, hf_refuses):
+    with pytest.raises(TypeError, match=f"decode: {message}"):
+        trained[2].decode(ids)
+    if hf_refuses:
+        with pytest.raises(TypeError):
+            trained[3].decode(ids)
+
+
+def test_decode_takes_numpy_integers(trained):
+    tok = trained[2]
+    ids = tok.encode("the tokens of a sentence")
+    assert tok.decode(np.array(ids, dtype=np.int32)) == tok.decode(ids)
+
+
 def test_no_letter_or_number_lies_beyond_the_scanned_planes():
     import unicodedata
     assert not any(unicodedata.category(chr(cp))[0] in "LN"
