@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from numbers import Integral
 
 from attention.gpt.byte_level import (BYTE_TO_SYMBOL, from_symbols,
-                                      pretokenize, to_symbols)
+                                      pretokenize, surrogate_error,
+                                      to_symbols)
 from attention.gpt.tokenizer_files import check_tokenizer, read_tokenizer_files
 
 
@@ -123,10 +124,13 @@ class BPETokenizer:
             raise TypeError(f"encode: text must be a str, got "
                             f"{type(text).__name__}")
         ids = []
-        for word in pretokenize(text):
-            if word not in self._cache:
-                self._cache[word] = self.encode_word(to_symbols(word))
-            ids.extend(self._cache[word])
+        try:
+            for word in pretokenize(text):
+                if word not in self._cache:
+                    self._cache[word] = self.encode_word(to_symbols(word))
+                ids.extend(self._cache[word])
+        except UnicodeEncodeError:  # only a lone surrogate has no UTF-8
+            raise surrogate_error("encode", text) from None
         return ids
 
     def decode(self, ids):

@@ -144,6 +144,15 @@ def test_decode_takes_numpy_integers(trained):
     assert tok.decode(np.array(ids, dtype=np.int32)) == tok.decode(ids)
 
 
+@pytest.mark.parametrize("text, at, code", [("a\ud800b", 1, "D800"),
+                                           ("naïve 😀 \ude00", 8, "DE00")])
+def test_encode_refuses_a_lone_surrogate_naming_its_position(trained, text, at, code):
+    with pytest.raises(ValueError, match=rf"encode: text\[{at}\] is a lone surrogate U\+{code}"):
+        trained[2].encode(text)
+    with pytest.raises(TypeError):  # Hugging Face refuses it too: not a valid str
+        trained[3].encode(text)
+
+
 def test_no_letter_or_number_lies_beyond_the_scanned_planes():
     import unicodedata
     assert not any(unicodedata.category(chr(cp))[0] in "LN"
