@@ -50,7 +50,18 @@ def train_bpe(texts, vocab_size):
             vocab_size < 256):
         raise ValueError(f"train_bpe: vocab_size must be an integer >= 256 "
                          f"(the byte symbols), got {vocab_size!r}")
-    counts = Counter(to_symbols(w) for text in texts for w in pretokenize(text))
+    if isinstance(texts, str) or not isinstance(texts, Iterable):
+        raise TypeError(f"train_bpe: texts must be a list of strings, got "
+                        f"{type(texts).__name__} (one text: [text])")
+    counts = Counter()  # word (as symbols) -> how often it occurs
+    for k, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"train_bpe: texts[{k}] must be a str, got "
+                            f"{type(text).__name__}")
+        try:
+            counts.update(to_symbols(w) for w in pretokenize(text))
+        except UnicodeEncodeError:  # only a lone surrogate has no UTF-8
+            raise surrogate_error("train_bpe", text, f"texts[{k}]") from None
     tokens = sorted(BYTE_TO_SYMBOL.values())  # id -> token
     ids = {t: i for i, t in enumerate(tokens)}
     words = [[ids[s] for s in w] for w in counts]  # each word as ids

@@ -56,13 +56,13 @@ def from_symbols(symbols):
 # --8<-- [end:alphabet]
 
 
-def surrogate_error(fn, text):
+def surrogate_error(fn, text, name="text"):
     """The error for a text with a lone surrogate (U+D800-U+DFFF), half of a
     UTF-16 pair, as half of a pasted emoji arrives. UTF-8 has no bytes for
     it, so no byte-level tokenizer can encode it; Hugging Face's refuses it
     too (a TypeError: not a valid str)."""
     at = re.search("[\ud800-\udfff]", text).start()
-    return ValueError(f"{fn}: text[{at}] is a lone surrogate "
+    return ValueError(f"{fn}: {name}[{at}] is a lone surrogate "
                       f"U+{ord(text[at]):04X} (half of a UTF-16 pair, such as "
                       f"half an emoji), which UTF-8 cannot encode")
 

@@ -153,6 +153,21 @@ def test_encode_refuses_a_lone_surrogate_naming_its_position(trained, text, at, 
         trained[3].encode(text)
 
 
+@pytest.mark.parametrize("texts, error, message", [
+    ("the cat the hat", TypeError, r"texts must be a list of strings, got str \(one text: \[text\]\)"),
+    (7, TypeError, "texts must be a list of strings, got int"),
+    (["the cat", b"the hat"], TypeError, r"texts\[1\] must be a str, got bytes"),
+    (["ok", "the c\udc00t"], ValueError, r"texts\[1\]\[5\] is a lone surrogate U\+DC00")])
+def test_train_bpe_refuses_a_bare_string_and_what_is_not_text(texts, error, message):
+    with pytest.raises(error, match=f"train_bpe: {message}"):
+        train_bpe(texts, 300)
+
+
+def test_train_bpe_takes_any_iterable_of_texts():
+    texts = ["the cat the hat", "that hat"]
+    assert train_bpe(iter(texts), 270) == train_bpe(texts, 270)
+
+
 def test_no_letter_or_number_lies_beyond_the_scanned_planes():
     import unicodedata
     assert not any(unicodedata.category(chr(cp))[0] in "LN"
