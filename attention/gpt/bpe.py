@@ -21,9 +21,12 @@ symbols) and decode(encode(s)) == s.
 
 # --8<-- [start:train]
 from collections import Counter, defaultdict
+from collections.abc import Iterable
+from numbers import Integral
 
 from attention.gpt.byte_level import (BYTE_TO_SYMBOL, from_symbols,
-                                      pretokenize, to_symbols)
+                                      pretokenize, surrogate_error,
+                                      to_symbols)
 from attention.gpt.tokenizer_files import check_tokenizer, read_tokenizer_files
 
 
@@ -47,7 +50,18 @@ def train_bpe(texts, vocab_size):
             vocab_size < 256):
         raise ValueError(f"train_bpe: vocab_size must be an integer >= 256 "
                          f"(the byte symbols), got {vocab_size!r}")
-    counts = Counter(to_symbols(w) for text in texts for w in pretokenize(text))
+    if isinstance(texts, str) or not isinstance(texts, Iterable):
+        raise TypeError(f"train_bpe: texts must be a list of strings, got "
+                        f"{type(texts).__name__} (one text: [text])")
+    counts = Counter()  # word (as symbols) -> how often it occurs
+    for k, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"train_bpe: texts[{k}] must be a str, got "
+                            f"{type(text).__name__}")
+        try:
+            counts.update(to_symbols(w) for w in pretokenize(text))
+        except UnicodeEncodeError:  # only a lone surrogate has no UTF-8
+            raise surrogate_error("train_bpe", text, f"texts[{k}]") from None
     tokens = sorted(BYTE_TO_SYMBOL.values())  # id -> token
     ids = {t: i for i, t in enumerate(tokens)}
     words = [[ids[s] for s in w] for w in counts]  # each word as ids
@@ -121,16 +135,26 @@ class BPETokenizer:
             raise TypeError(f"encode: text must be a str, got "
                             f"{type(text).__name__}")
         ids = []
-        for word in pretokenize(text):
-            if word not in self._cache:
-                self._cache[word] = self.encode_word(to_symbols(word))
-            ids.extend(self._cache[word])
+        try:
+            for word in pretokenize(text):
+                if word not in self._cache:
+                    self._cache[word] = self.encode_word(to_symbols(word))
+                ids.extend(self._cache[word])
+        except UnicodeEncodeError:  # only a lone surrogate has no UTF-8
+            raise surrogate_error("encode", text) from None
         return ids
 
     def decode(self, ids):
         """Token ids -> the string (bytes that are not UTF-8: U+FFFD)."""
+        if not isinstance(ids, Iterable) or isinstance(ids, str):
+            raise TypeError(f"decode: ids must be a sequence of ints, got "
+                            f"{type(ids).__name__}")
+        ids = list(ids)
+        for k, i in enumerate(ids):  # int(1.7) or int("5") would be 1, 5
+            if isinstance(i, bool) or not isinstance(i, Integral):
+                raise TypeError(f"decode: ids[{k}] must be an int, got {i!r}")
         try:
-            return from_symbols("".join(self.tokens[int(i)] for i in ids))
+            return from_symbols("".join(self.tokens[i] for i in ids))
         except KeyError as bad:
             raise ValueError(f"decode: id {bad} is not in the vocabulary "
                              f"(0..{len(self) - 1})") from None

@@ -17,14 +17,17 @@ Before any merging, text is cut into words: a contraction ('s 't 're 've 'm
 'll 'd), letters, digits or other symbols, each with at most one leading
 space, or a run of whitespace. No merge crosses a word's edge, so " the"
 can become one token but "e t" never can. GPT-2 writes the rule with the
-Unicode classes \\p{L} and \\p{N}, which Python's ``re`` lacks; here the two
-classes are built once from ``unicodedata`` (Python's Unicode version), and
-whitespace is Unicode's White_Space property, as in the Rust regex engine.
+Unicode classes \\p{L} and \\p{N}, which Python's ``re`` lacks. Which code
+points they hold depends on the Unicode version: ``unicodedata`` is Unicode
+14.0 on Python 3.11, Hugging Face ``tokenizers`` 16.0, so a letter added in
+15.0 would split a word differently. The two classes are therefore shipped as
+tables of code point ranges (``unicode_classes``, generated from
+``tokenizers``' own engine by tools/unicode_classes.py); whitespace is
+Unicode's White_Space property, as in that engine's \\s.
 """
 
 # --8<-- [start:alphabet]
 import re
-import unicodedata
 
 
 def byte_alphabet():
@@ -56,44 +59,59 @@ def from_symbols(symbols):
 # --8<-- [end:alphabet]
 
 
+def surrogate_error(fn, text, name="text"):
+    """The error for a text with a lone surrogate (U+D800-U+DFFF), half of a
+    UTF-16 pair, as half of a pasted emoji arrives. UTF-8 has no bytes for
+    it, so no byte-level tokenizer can encode it; Hugging Face's refuses it
+    too (a TypeError: not a valid str)."""
+    at = re.search("[\ud800-\udfff]", text).start()
+    return ValueError(f"{fn}: {name}[{at}] is a lone surrogate "
+                      f"U+{ord(text[at]):04X} (half of a UTF-16 pair, such as "
+                      f"half an emoji), which UTF-8 cannot encode")
+
+
 # --8<-- [start:pretokenize]
+from attention.gpt import unicode_classes  # generated tables: Unicode 16.0
+
 WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029"
                "\u202f\u205f\u3000")  # Unicode's White_Space property
 
 
-def _unicode_classes(*categories):
-    """Regex character classes of the code points in each major category.
-
-    Letters and numbers all lie below U+40000: planes 4 to 13 are
-    unassigned, 14 holds only format tags and variation selectors, 15 and 16
-    are private use. So the scan stops there (a quarter of the code points).
-    """
-    major = [unicodedata.category(chr(cp))[0] for cp in range(0x40000)]
-    classes = []
-    for category in categories:
-        ranges, start = [], None
-        for cp, c in enumerate(major + [None]):  # None closes the last range
-            if c == category and start is None:
-                start = cp
-            elif c != category and start is not None:
-                first, last = re.escape(chr(start)), re.escape(chr(cp - 1))
-                ranges.append(first if start == cp - 1 else f"{first}-{last}")
-                start = None
-        classes.append("".join(ranges))
-    return classes
+def char_class(ranges, below):
+    """A regex class body from hex code point ranges ("41-5a aa" -> "A-Zª"),
+    keeping the code points below `below`."""
+    body = ""
+    for r in ranges.split():
+        first, _, last = r.partition("-")
+        first, last = int(first, 16), int(last or first, 16)
+        if first < below:
+            last = min(last, below - 1)
+            body += re.escape(chr(first)) + "-" + re.escape(chr(last))
+    return body
 
 
-LETTERS, NUMBERS = _unicode_classes("L", "N")
-PRETOKENIZE = re.compile(
-    r"'s|'t|'re|'ve|'m|'ll|'d"        # contractions
-    rf"| ?[{LETTERS}]+"               # a word, with its leading space
-    rf"| ?[{NUMBERS}]+"               # digits
-    rf"| ?[^{WHITE_SPACE}{LETTERS}{NUMBERS}]+"  # punctuation, symbols
-    rf"|[{WHITE_SPACE}]+(?![^{WHITE_SPACE}])"   # spaces not before a word
-    rf"|[{WHITE_SPACE}]+")            # the rest of a run of spaces
+def gpt2_pattern(below):
+    """GPT-2's pre-tokenization rule for text of code points below `below`."""
+    L = char_class(unicode_classes.LETTERS, below)  # \p{L} of tokenizers
+    N = char_class(unicode_classes.NUMBERS, below)  # \p{N}
+    W = WHITE_SPACE
+    return re.compile(r"'s|'t|'re|'ve|'m|'ll|'d"  # contractions
+                      rf"| ?[{L}]+"          # a word, with its leading space
+                      rf"| ?[{N}]+"          # digits
+                      rf"| ?[^{W}{L}{N}]+"   # punctuation, symbols
+                      rf"|[{W}]+(?![^{W}])"  # spaces not before a word
+                      rf"|[{W}]+")           # the rest of a run of spaces
+
+
+# Python's re tries a class's ranges above U+FFFF one by one, on every
+# character that is not in the class: text without such code points (nearly
+# all text) is split several times faster by a pattern without them.
+PRETOKENIZE = gpt2_pattern(0x110000)
+PRETOKENIZE_BMP = gpt2_pattern(0x10000)
 
 
 def pretokenize(text):
     """GPT-2's split of text into words: merges never cross them."""
-    return PRETOKENIZE.findall(text)
+    bmp = text.isascii() or max(text) < "\U00010000"
+    return (PRETOKENIZE_BMP if bmp else PRETOKENIZE).findall(text)
 # --8<-- [end:pretokenize]

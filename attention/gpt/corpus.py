@@ -52,13 +52,27 @@ def prose(markdown):
 # --8<-- [start:corpus]
 
 
+def check_windows(fn, ids, n, batch=1):
+    """ids as a 1-D int64 array holding a window of n + 1; n and batch
+    positive integers. Float ids are refused, not truncated to integers."""
+    for name, value in (("n", n), ("batch", batch)):
+        if isinstance(value, bool) or not isinstance(
+                value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{fn}: {name} must be a positive integer, "
+                             f"got {value!r}")
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.size and not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"{fn}: ids must be a 1-D sequence of integers, "
+                         f"got dtype {ids.dtype} and shape {ids.shape}")
+    if len(ids) < n + 1:
+        raise ValueError(f"{fn}: {len(ids)} tokens hold no window of {n} + 1")
+    return ids.astype(np.int64, copy=False)
+
+
 def windows(ids, n):
     """Non-overlapping (inputs, targets) windows covering ids, (m, n) each."""
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = check_windows("windows", ids, n)
     m = (len(ids) - 1) // n
-    if m < 1:
-        raise ValueError(f"windows: {len(ids)} tokens hold no window of "
-                         f"{n} + 1")
     inputs = ids[: m * n].reshape(m, n)  # (m, n)
     targets = ids[1: m * n + 1].reshape(m, n)  # (m, n), shifted by one
     return inputs, targets
@@ -66,10 +80,7 @@ def windows(ids, n):
 
 def random_windows(rng, ids, batch, n):
     """(inputs, targets), (batch, n) each, from random starts in ids."""
-    ids = np.asarray(ids, dtype=np.int64)
-    if len(ids) < n + 1:
-        raise ValueError(f"random_windows: {len(ids)} tokens hold no window "
-                         f"of {n} + 1")
+    ids = check_windows("random_windows", ids, n, batch)
     starts = rng.integers(0, len(ids) - n, size=batch)  # (batch,)
     rows = starts[:, None] + np.arange(n + 1)  # (batch, n + 1)
     chunk = ids[rows]

@@ -16,17 +16,27 @@ multiplies by the same masks, and a test can give PyTorch the very same ones.
 import numpy as np
 
 
+def _check_p(fn, p):
+    """Refuse a p that is not a number in [0, 1) (NaN included)."""
+    real = (int, float, np.integer, np.floating)
+    if isinstance(p, bool) or not isinstance(p, real) or not 0 <= p < 1:
+        raise ValueError(f"{fn}: p must lie in [0, 1), got {p!r}")
+
+
 def dropout_mask(rng, shape, p, dtype=np.float64):
     """0 with probability p, else 1/(1 - p): as torch's dropout scales."""
+    _check_p("dropout_mask", p)
     keep = rng.random(shape) >= p  # (shape) booleans
-    return np.where(keep, dtype(1) / dtype(1 - p), dtype(0))  # one pass
+    # torch divides in float32 for float16 (its "opmath"), then rounds once
+    wide = np.promote_types(dtype, np.float32).type
+    scale = dtype(wide(1) / wide(1 - p))
+    return np.where(keep, scale, dtype(0))  # one pass
 
 
 def dropout_masks(rng, config, batch, n, p, dtype=np.float64):
     """Every mask of one forward pass of a (batch, n) input, by name; None
     when p is 0. Drawn in the order the forward uses them."""
-    if not 0 <= p < 1:
-        raise ValueError(f"dropout_masks: p must lie in [0, 1), got {p!r}")
+    _check_p("dropout_masks", p)
     if p == 0:
         return None
     d, h = config.d_model, config.n_heads

@@ -12,10 +12,16 @@ warmup, eta_min=floor)`` at milestone ``warmup``.
 
 # --8<-- [start:schedule]
 import math
+import numbers
 
 
 def warmup_cosine(step, *, peak, floor, warmup, total):
     """The learning rate of step 0, 1, ..., total - 1."""
+    if not (all(isinstance(c, numbers.Integral) for c in (step, warmup, total))
+            and 0 <= step < total and 0 <= warmup <= total):
+        raise ValueError(f"warmup_cosine: need integers 0 <= step < total and "
+                         f"0 <= warmup <= total, got step={step!r}, "
+                         f"warmup={warmup!r}, total={total!r}")
     if step < warmup:  # peak / warmup, 2 peak / warmup, ..., peak
         return peak * (step + 1) / warmup
     progress = (step - warmup) / (total - warmup)  # 0 -> 1

@@ -24,7 +24,7 @@ import numpy as np
 from attention.backward.model import loss_and_grads
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
 from attention.gpt.clipping import clip_by_global_norm
-from attention.gpt.corpus import random_windows, windows
+from attention.gpt.corpus import check_windows, random_windows, windows
 from attention.gpt.dropout import dropout_masks
 from attention.gpt.schedule import warmup_cosine
 from attention.loss import cross_entropy
@@ -66,7 +66,7 @@ class TrainConfig:
             if getattr(self, name) <= 0:
                 raise ValueError(f"TrainConfig: {name} must be > 0, got "
                                  f"{getattr(self, name)!r}")
-        ranges = {"warmup": (1, self.steps - 1), "min_lr": (0, self.lr),
+        ranges = {"warmup": (1, self.steps), "min_lr": (0, self.lr),
                   "weight_decay": (0, 1), "beta1": (0, 0.999999),
                   "beta2": (0, 0.999999), "dropout": (0, 0.9),
                   "seed": (0, 2**63)}
@@ -125,7 +125,7 @@ def train_step(params, config, tc, state, groups, rng, step, ids):
 # --8<-- [start:train]
 def evaluate(params, config, ids, n, *, batch=16):
     """Mean cross-entropy over every non-overlapping window of ids."""
-    inputs, targets = windows(ids, n)  # (m, n) each
+    inputs, targets = windows(check_windows("evaluate", ids, n, batch), n)
     total = 0.0
     for i in range(0, len(inputs), batch):
         logits = forward(params, config, inputs[i: i + batch])
@@ -136,6 +136,8 @@ def evaluate(params, config, ids, n, *, batch=16):
 
 def train(params, config, tc, train_ids, val_ids, *, report=None):
     """Train params in place; returns the log (losses, evaluations, time)."""
+    for name, ids in (("train_ids", train_ids), ("val_ids", val_ids)):
+        check_windows(f"train ({name})", ids, tc.context)  # before any step
     rng = np.random.default_rng(tc.seed)
     groups = decay_groups(params)
     state = adamw_init(params, groups)

@@ -19,6 +19,7 @@ written for a screen reader, and panels the page draws as SVG, each a plain dict
 
 import json
 import math
+import re
 from dataclasses import dataclass
 
 
@@ -96,6 +97,12 @@ class TextBox:
         if not raw.strip() or len(raw) > self.max_length:
             raise ValueError(f"{self.name} must hold 1 to {self.max_length} "
                              f"characters, got {len(raw)}")
+        half = re.search("[\ud800-\udfff]", raw)  # JavaScript strings allow it
+        if half:
+            raise ValueError(f"{self.name} holds half of a character at "
+                             f"position {half.start()} (a lone surrogate, as "
+                             f"from half of a pasted emoji): delete it or paste "
+                             f"the whole character")
         return raw
 
 

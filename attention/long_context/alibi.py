@@ -51,7 +51,9 @@ def alibi_bias(n_heads, query_positions, key_positions):
             f"alibi_bias: query_positions and key_positions must be 1-D "
             f"integers, got dtypes {i.dtype}, {j.dtype} and shapes "
             f"{i.shape}, {j.shape}")
-    offset = j[None, :] - i[:, None]        # (n_q, n_k): -distance
+    # In float64: j - i of unsigned positions would wrap (0 - 1 = 2**64 - 1),
+    # and of narrow ones overflow; exact for every position below 2**53.
+    offset = j.astype(np.float64)[None, :] - i[:, None]  # (n_q, n_k): -distance
     slopes = alibi_slopes(n_heads)[:, None, None]         # (h, 1, 1)
     return slopes * offset                                # (h, n_q, n_k)
 # --8<-- [end:bias]

@@ -64,6 +64,18 @@ def test_causal_alibi_weights_equal_blooms_attention_weights(n_heads):
     assert np.abs(weights - softmax(scores, axis=-1)).max() <= TOL
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.uint64, np.int8])
+def test_unsigned_and_narrow_positions_give_the_signed_bias(dtype):
+    # j - i of unsigned positions wraps (2**64 - 1 for 0 - 1), and of int8
+    # ones overflows (-100 - 100), unless taken in a wider signed type.
+    i = np.arange(5, 9) if dtype != np.int8 else np.array([100, 101])
+    j = np.arange(9) if dtype != np.int8 else np.array([-100, 0, 100])
+    want = alibi_bias(3, i, j)
+    got = alibi_bias(3, i.astype(dtype), j.astype(dtype))
+    assert np.array_equal(got, want)
+    assert got.min() < 0
+
+
 def gpt_oss_eager(q, k, v, sinks, mask):
     """Hugging Face's gpt-oss eager attention (the function GptOssAttention calls)."""
     module = SimpleNamespace(num_key_value_groups=1, training=False,

@@ -2,19 +2,23 @@
 trainer's merges and vocabulary equal ``BpeTrainer``'s on the same texts and
 vocabulary size; given the same ``vocab.json`` and ``merges.txt``, ``encode``
 gives ``ByteLevelBPETokenizer``'s ids on the course's pages and on generated
-texts (random Unicode, whitespace runs, digits, contractions, emoji), and
-``decode(encode(s)) == s`` for every string. Malformed or inconsistent files
-raise a ValueError that names the field."""
+texts (random Unicode, whitespace runs, digits, contractions, emoji, letters
+added in Unicode 15 and 16), and ``decode(encode(s)) == s`` for every string; the
+shipped letter and digit tables are what tools/unicode_classes.py reads from
+``tokenizers``. Malformed or inconsistent files raise a ValueError that names the
+field."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from tokenizers import ByteLevelBPETokenizer, Tokenizer, models, pre_tokenizers, trainers
 
+from attention.gpt import unicode_classes
 from attention.gpt.bpe import BPETokenizer, train_bpe
-from attention.gpt.byte_level import BYTE_TO_SYMBOL, pretokenize
+from attention.gpt.byte_level import BYTE_TO_SYMBOL, WHITE_SPACE, pretokenize, to_symbols
 from attention.gpt.tokenizer_files import read_tokenizer_files, save_tokenizer
 from tests.support import ROOT
 
@@ -143,7 +147,77 @@ def test_save_tokenizer_writes_vocab_and_merges_as_one_unit(trained, tmp_path,
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
-def test_no_letter_or_number_lies_beyond_the_scanned_planes():
-    import unicodedata
-    assert not any(unicodedata.category(chr(cp))[0] in "LN"
-                   for cp in range(0x40000, 0x110000))
+@pytest.mark.parametrize("ids, message, hf_refuses", [
+    ([1.7], r"ids\[0\] must be an int, got 1.7", True),
+    ([65, "5"], r"ids\[1\] must be an int, got '5'", True),
+    (np.array([1.0]), r"ids\[0\] must be an int", True),
+    (5, "ids must be a sequence of ints, got int", True),
+    ("65", "ids must be a sequence of ints, got str", True),
+    ([True], r"ids\[0\] must be an int, got True", False)])  # HF reads id 1
+def test_decode_refuses_ids_that_are_not_integers(trained, ids, message, hf_refuses):
+    with pytest.raises(TypeError, match=f"decode: {message}"):
+        trained[2].decode(ids)
+    if hf_refuses:
+        with pytest.raises(TypeError):
+            trained[3].decode(ids)
+
+
+def test_decode_takes_numpy_integers(trained):
+    tok = trained[2]
+    ids = tok.encode("the tokens of a sentence")
+    assert tok.decode(np.array(ids, dtype=np.int32)) == tok.decode(ids)
+
+
+@pytest.mark.parametrize("text, at, code", [("a\ud800b", 1, "D800"),
+                                           ("naïve 😀 \ude00", 8, "DE00")])
+def test_encode_refuses_a_lone_surrogate_naming_its_position(trained, text, at, code):
+    with pytest.raises(ValueError, match=rf"encode: text\[{at}\] is a lone surrogate U\+{code}"):
+        trained[2].encode(text)
+    with pytest.raises(TypeError):  # Hugging Face refuses it too: not a valid str
+        trained[3].encode(text)
+
+
+@pytest.mark.parametrize("texts, error, message", [
+    ("the cat the hat", TypeError, r"texts must be a list of strings, got str \(one text: \[text\]\)"),
+    (7, TypeError, "texts must be a list of strings, got int"),
+    (["the cat", b"the hat"], TypeError, r"texts\[1\] must be a str, got bytes"),
+    (["ok", "the c\udc00t"], ValueError, r"texts\[1\]\[5\] is a lone surrogate U\+DC00")])
+def test_train_bpe_refuses_a_bare_string_and_what_is_not_text(texts, error, message):
+    with pytest.raises(error, match=f"train_bpe: {message}"):
+        train_bpe(texts, 300)
+
+
+def test_train_bpe_takes_any_iterable_of_texts():
+    texts = ["the cat the hat", "that hat"]
+    assert train_bpe(iter(texts), 270) == train_bpe(texts, 270)
+
+
+# Letters and digits that Python 3.11's unicodedata (Unicode 14.0) does not know:
+# CJK Extension C's U+2B739, Extension H's U+31350, Kawi's letter U+11F04 and digit
+# U+11F50, Nag Mundari U+1E4D0 (Unicode 15.0); Extension I's U+2EBF0 (15.1); Garay
+# U+10D4A, Kirat Rai U+16D43 and digit U+16D70, Todhri U+105C0, outlined digit U+1CCF0,
+# and in the BMP Cyrillic U+1C89 and Latin U+A7CB, U+A7DA (16.0). Sidetic U+10940 is
+# Unicode 17.0, which tokenizers does not have yet: it is no letter there, nor here.
+NEWER_LETTERS = ["東京\U0002B739!!", "x\U00031350y 42\U00011F50 \U00011F04\U0001E4D0",
+                 "\U0002EBF0 \U00010D4A\U00016D43 \U00016D70\U0001CCF0 \U000105C0.",
+                 "\u1C89\uA7CB\uA7DA's \u1C89!", "Sidetic \U00010940a 1\U00010940"]
+
+
+@pytest.mark.parametrize("text", NEWER_LETTERS)
+def test_letters_and_digits_of_unicode_15_and_16_split_and_encode_as_hugging_face(trained,
+                                                                                 text):
+    pre = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    theirs = [w for w, _ in pre.pre_tokenize_str(text)]
+    assert [to_symbols(w) for w in pretokenize(text)] == theirs
+    tok, hf = trained[2], trained[3]
+    assert tok.encode(text) == hf.encode(text).ids
+
+
+def test_shipped_unicode_tables_are_what_the_generator_reads_from_tokenizers():
+    from tools import unicode_classes as generator
+    assert generator.tables() == {"LETTERS": unicode_classes.LETTERS,
+                                  "NUMBERS": unicode_classes.NUMBERS}
+    # \s of the same engine is the White_Space the pattern spells out
+    spaces = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000
+              and re.fullmatch(f"[{WHITE_SPACE}]", chr(cp))]
+    assert generator.members(r"\s") == spaces

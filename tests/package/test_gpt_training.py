@@ -27,11 +27,12 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from attention.backward.model import loss_and_grads
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
+from attention.gpt.baselines import bigram_loss, unigram_loss
 from attention.gpt.clipping import clip_by_global_norm
 from attention.gpt.checkpoint import (config_from_json, config_to_json,
                                      load_checkpoint, save_checkpoint)
 from attention.gpt.corpus import random_windows
-from attention.gpt.dropout import dropout_masks
+from attention.gpt.dropout import dropout_mask, dropout_masks
 from attention.gpt.schedule import warmup_cosine
 from attention.gpt.training import TrainConfig, accumulated_grads, evaluate, train
 from attention.families.moe import ROUTERS, MoE
@@ -92,6 +93,30 @@ def test_dropout_masks_zero_a_fraction_p_and_scale_the_rest():
         dropout_masks(np.random.default_rng(0), config, 4, 64, 1.0)
 
 
+@pytest.mark.parametrize("p", [-0.5, 1.0, 1.5, math.nan, "0.1", True, None, 0.5j])
+def test_dropout_refuses_a_p_outside_0_1_by_name(p):
+    config = ModelConfig(vocab_size=10, d_model=8, n_layers=1, n_heads=2, max_positions=8)
+    with pytest.raises(ValueError, match=r"dropout_mask: p must lie in \[0, 1\)"):
+        dropout_mask(np.random.default_rng(0), (4,), p)
+    with pytest.raises(ValueError, match=r"dropout_masks: p must lie in \[0, 1\)"):
+        dropout_masks(np.random.default_rng(0), config, 1, 4, p)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_dropout_scale_equals_torchs_in_each_dtype(dtype):
+    # torch scales by 1/(1 - p) computed in float32 for float16, then rounded
+    # once: 1.4287 at p = 0.3, where 1 / float16(0.7) rounds to 1.4277.
+    torch.manual_seed(0)
+    ps = np.concatenate([np.linspace(0.01, 0.95, 95), [0.3]])
+    tdtype = getattr(torch, np.dtype(dtype).name)
+    for p in ps:
+        out = F.dropout(torch.ones(512, dtype=tdtype), float(p), training=True)
+        scale = out[out != 0][0].item()
+        mask = dropout_mask(np.random.default_rng(0), (512,), float(p), dtype)
+        assert mask.dtype == dtype
+        assert float(mask.max()) == scale, p
+
+
 def test_adamw_with_decay_groups_equals_torch_adamw():
     rng = np.random.default_rng(2)
     params = {"W": rng.normal(size=(4, 3)), "norm.weight": rng.normal(size=3),
@@ -132,6 +157,17 @@ def test_warmup_cosine_equals_torch_schedulers():
         assert abs(ours - opt.param_groups[0]["lr"]) <= 1e-12 * 3e-3, step
         opt.step()
         sched.step()
+
+
+def test_warmup_cosine_refuses_steps_outside_the_run_by_name():
+    lr = dict(peak=3e-3, floor=3e-4)
+    # all warm-up is a schedule: its last step is the peak
+    assert warmup_cosine(9, **lr, warmup=10, total=10) == 3e-3
+    for step, warmup, total in [(10, 10, 10), (-3, 10, 100), (100, 10, 100),
+                                (5, 11, 10), (5, -1, 10), (1.5, 10, 100),
+                                (5, 10, math.inf), (math.nan, 10, 100)]:
+        with pytest.raises(ValueError, match="warmup_cosine: need integers 0 <= step"):
+            warmup_cosine(step, **lr, warmup=warmup, total=total)
 
 
 def test_clip_by_global_norm_equals_clip_grad_norm():
@@ -257,6 +293,28 @@ def test_short_training_run_falls_and_equals_pytorch():
 def test_training_settings_out_of_range_raise_naming_the_field(field, value):
     with pytest.raises(ValueError, match=f"TrainConfig: {field} "):
         TrainConfig(**{field: value})
+
+
+@pytest.mark.parametrize("steps", [1, 3])
+def test_a_run_may_be_all_warm_up_even_of_one_step(steps):
+    _, params, config = tiny_gpt2()
+    tc = TrainConfig(steps=steps, warmup=steps, batch_size=2, context=8, eval_every=1)
+    log = train(params, config, tc, np.arange(40) % VOCAB, np.arange(20) % VOCAB)
+    assert abs(log["lr"][-1] - tc.lr) <= 1e-15 * tc.lr and len(log["evals"]) == steps
+    with pytest.raises(ValueError, match=rf"TrainConfig: warmup must lie in \[1, {steps}\]"):
+        TrainConfig(steps=steps, warmup=steps + 1)
+
+
+def test_train_checks_its_token_streams_before_any_step():
+    _, params, config = tiny_gpt2()
+    before = {k: v.copy() for k, v in params.items()}
+    tc = TrainConfig(steps=4, warmup=1, batch_size=2, context=8, eval_every=2)
+    ids = np.arange(40) % VOCAB
+    with pytest.raises(ValueError, match=r"train \(val_ids\): 5 tokens hold no window of 8"):
+        train(params, config, tc, ids, ids[:5])
+    with pytest.raises(ValueError, match=r"train \(train_ids\): ids must be a 1-D"):
+        train(params, config, tc, ids / 2, ids)
+    assert all(np.array_equal(params[k], before[k]) for k in params)  # no step taken
 
 
 def test_checkpoint_round_trips_and_rejects_a_mismatched_config(tmp_path):
@@ -458,6 +516,42 @@ def test_load_checkpoint_refuses_a_dtype_that_is_not_floating_point(dtype, tmp_p
                     config)
     with pytest.raises(ValueError, match="load_checkpoint: dtype must be a floating"):
         load_checkpoint(tmp_path / "m.npz", dtype=dtype)
+
+
+def test_evaluate_refuses_a_zero_window_or_batch_by_name():
+    _, params, config = tiny_gpt2()
+    ids = np.arange(20) % VOCAB
+    with pytest.raises(ValueError, match="evaluate: n must be a positive integer, got 0"):
+        evaluate(params, config, ids, 0)
+    with pytest.raises(ValueError, match="evaluate: batch must be a positive integer"):
+        evaluate(params, config, ids, 4, batch=0)
+    with pytest.raises(ValueError, match="evaluate: ids must be a 1-D sequence of int"):
+        evaluate(params, config, ids + 0.5, 4)
+
+
+def test_baselines_equal_counting_by_hand():
+    train_ids, val_ids = [0, 1, 1, 2, 1, 0], [1, 2, 0]
+    counts = np.array([2, 3, 1, 0]) + 1.0  # unigram, add-1 over a vocabulary of 4
+    want = -np.mean(np.log(counts[val_ids] / counts.sum()))
+    assert abs(unigram_loss(train_ids, val_ids, 4) - want) <= 1e-15
+    # bigram, add-0.1: after 1 comes 1, 2, 0 once each; after 2 comes 1
+    p12, p20 = 1.1 / (3 + 0.4), 0.1 / (1 + 0.4)
+    want = -(np.log(p12) + np.log(p20)) / 2
+    assert abs(bigram_loss(train_ids, val_ids, 4) - want) <= 1e-15
+
+
+@pytest.mark.parametrize("fn", [unigram_loss, bigram_loss])
+@pytest.mark.parametrize("train_ids, val_ids, message", [
+    ([0, 1, 2], [1, -1], r"val_ids\[1\] = -1 is not a token id in \[0, 4\)"),
+    ([0, 4, 2], [1, 2], r"train_ids\[1\] = 4 is not a token id in \[0, 4\)"),
+    ([0, 1, 2], [1, 9], r"val_ids\[1\] = 9 is not a token id"),
+    ([0, 1, 2], [1.0, 2.0], "val_ids must be a 1-D sequence of integers, got dtype float64"),
+    ([[0, 1]], [1, 2], r"train_ids must be .* shape \(1, 2\)"),
+    ([0, 1, 2], [], "val_ids needs at least"),
+])
+def test_baselines_refuse_ids_outside_the_vocabulary_by_name(fn, train_ids, val_ids, message):
+    with pytest.raises(ValueError, match=f"{fn.__name__}: {message}"):
+        fn(train_ids, val_ids, 4)
 
 
 def test_shipped_checkpoint_validation_loss_equals_its_log():

@@ -169,6 +169,14 @@ def test_the_trained_model_figure_is_the_models_own_weights():
     assert len(panel(long, "heatmap")["rows"]) == live.MAX_PROMPT_TOKENS
 
 
+def test_a_prompt_with_half_an_emoji_gets_a_message_not_a_traceback():
+    # JSON.stringify of a string holding half of "😀" (a lone surrogate)
+    with pytest.raises(ValueError) as error:
+        compute_json("ch07-attention-head", '{"prompt": "Hi \\ud83d!"}')
+    assert str(error.value).startswith("prompt holds half of a character at position 3")
+    assert type(error.value) is ValueError  # not a UnicodeEncodeError
+
+
 @pytest.mark.parametrize("name, values, words", [
     ("ch00-nothing", {}, "no live figure named 'ch00-nothing'"),
     ("ch01-softmax-temperature", {"temperature": "0"}, "temperature must be in [0.05, 5.0]"),
