@@ -24,9 +24,10 @@ from attention.gpt.clipping import clip_by_global_norm
 from attention.gpt.checkpoint import load_checkpoint, save_checkpoint
 from attention.gpt.corpus import random_windows
 from attention.gpt.dropout import dropout_masks
+from attention.gpt.evaluation import evaluate_strided
 from attention.gpt.schedule import warmup_cosine
 from attention.gpt.training import TrainConfig, accumulated_grads, evaluate, train
-from attention.model import ModelConfig, init_params
+from attention.model import ModelConfig, forward, init_params
 from tests.package.test_backward_model import hf_gradients
 from tests.package.test_model import VOCAB
 
@@ -244,3 +245,30 @@ def test_make_train_is_deterministic_for_its_seed(tmp_path, capsys):
             del evaluation["seconds"]
     assert logs[0] == logs[1] and logs[0]["loss"][-1] < logs[0]["loss"][0]
     assert not list(tmp_path.glob("*/*.tmp")), "a temporary file was left behind"
+
+
+@pytest.mark.parametrize("n_tokens", [5, 16, 41])
+def test_strided_evaluation_scores_each_token_once_with_its_full_context(n_tokens):
+    # Stride 1: token t is predicted from the n tokens before it (all of them
+    # near the start), each exactly once; one forward pass per token checks it.
+    _, params, config = tiny_gpt2()
+    ids = np.random.default_rng(2).integers(0, VOCAB, n_tokens)
+    n = 8
+    want = []
+    for t in range(1, n_tokens):
+        context = ids[max(0, t - n): t]
+        logits = forward(params, config, context[None])[0, -1]
+        want.append(-(logits[ids[t]] - np.log(np.sum(np.exp(logits)))))
+    loss, scored = evaluate_strided(params, config, ids, n, 1)
+    assert scored == n_tokens - 1
+    assert loss == pytest.approx(np.mean(want), rel=1e-12)
+    for stride in (3, n):  # every stride scores every token once
+        assert evaluate_strided(params, config, ids, n, stride)[1] == scored
+
+
+def test_strided_evaluation_names_bad_arguments():
+    _, params, config = tiny_gpt2()
+    with pytest.raises(ValueError, match="1 <= stride <= n"):
+        evaluate_strided(params, config, np.arange(10), 4, 5)
+    with pytest.raises(ValueError, match="at least 2 tokens"):
+        evaluate_strided(params, config, np.arange(1), 4, 2)
