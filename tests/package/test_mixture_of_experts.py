@@ -26,7 +26,8 @@ from transformers.models.mixtral.modeling_mixtral import load_balancing_loss_fun
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.families.load_balance import (load_balancing_loss,
-                                             load_balancing_loss_backward)
+                                             load_balancing_loss_backward,
+                                             router_z_loss)
 from attention.families.moe import MoE, moe_dense, moe_layer, moe_sparse, route
 from attention.families.costs import mla_attention_flops
 from attention.families.moe_costs import (CARD_COUNTS, MOE_CONFIGS,
@@ -213,6 +214,17 @@ def test_the_load_balancing_loss_and_its_gradient_equal_autograd():
     assert load_balancing_loss(spread, 1) == pytest.approx(1.0, rel=1e-12)
     assert load_balancing_loss(50.0 * np.eye(5)[np.zeros(10, int)],
                                1) == pytest.approx(5.0, rel=1e-12)
+
+
+def test_the_router_z_loss_equals_switch_transformers():
+    from transformers.models.switch_transformers.modeling_switch_transformers \
+        import router_z_loss_func
+    logits = 3 * np.random.default_rng(5).normal(size=(29, 7))
+    theirs = router_z_loss_func(torch.from_numpy(logits)[None]).item()
+    assert router_z_loss(logits) == pytest.approx(theirs, rel=1e-14)
+    assert router_z_loss(logits + 10) > router_z_loss(logits)  # not shift-free
+    with pytest.raises(ValueError, match="router_z_loss: router_logits"):
+        router_z_loss(np.zeros(7))
 
 
 def test_top_k_breaks_ties_by_the_lower_index_and_torch_may_not():
