@@ -5,7 +5,9 @@ Transformers" (2021), section 2.2, equations (4)-(6) (the auxiliary loss); DeepS
 "DeepSeek-V3 Technical Report" (2024), section 2.1.2 (balance without the loss: a bias
 moved after every step); Jiang et al.,
 "Mixtral of Experts" (2024) and Hugging Face's ``load_balancing_loss_func`` (the same loss
-for top-k routing, which the tests compare with).
+for top-k routing, which the tests compare with); Zoph et al., "ST-MoE: Designing Stable
+and Transferable Sparse Expert Models" (2022), section 3.1, equation (5) (the router
+z-loss, compared with Hugging Face's Switch Transformers ``router_z_loss_func``).
 
 With T tokens routed to k of E experts, f_e = (assignments to expert e) / T (the f sum
 to k) and P_e = the mean over tokens of the router's softmax probability of e:
@@ -26,7 +28,7 @@ import numpy as np
 
 from attention.backward.softmax import softmax_backward
 from attention.families.routing import top_k
-from attention.softmax import softmax
+from attention.softmax import logsumexp, softmax
 # --8<-- [end:imports]
 
 
@@ -94,6 +96,15 @@ def load_balancing_loss_backward(router_logits, k):
     d_p = np.broadcast_to(E * f / T, p.shape)       # d loss / d p
     return softmax_backward(d_p, p)
 # --8<-- [end:loss]
+
+
+# --8<-- [start:z_loss]
+def router_z_loss(router_logits):
+    """Mean over tokens of logsumexp(logits)^2: small when the router's
+    logits stay near zero, whatever their ranking (ST-MoE's z-loss)."""
+    logits = _check_logits(router_logits, None, "router_z_loss")
+    return float(np.mean(logsumexp(logits, axis=-1) ** 2))
+# --8<-- [end:z_loss]
 
 
 # --8<-- [start:bias_update]

@@ -17,7 +17,7 @@ differ on counting it, so ``parameter_counts`` gives both.
 import math
 from dataclasses import replace
 
-from attention.families.costs import latent_cache_bytes
+from attention.families.costs import latent_cache_bytes, mla_attention_flops
 from attention.families.moe import MoE
 from attention.kv_cache import kv_cache_bytes_for
 from attention.model import ModelConfig, parameter_shapes
@@ -89,20 +89,27 @@ def flops_per_token(config, n_context):
     """FLOPs (2 per multiply-add) to decode one token over n_context
     cached tokens: every active weight but the embedding lookup, plus the
     scores and the weighted values, layer by layer (a sliding layer reads
-    at most its window). MLA counted unabsorbed."""
+    at most its window). MLA in section 9.3's absorbed form, as decoding
+    runs it: scores and values over the cached latent and rotated key."""
     if isinstance(n_context, bool) or not isinstance(n_context, int) or (
             n_context < 0):
         raise ValueError(f"flops_per_token: n_context must be an integer "
                          f">= 0, got {n_context!r}")
     c = config
     weights = 2 * parameter_counts(c)["active_no_embedding"]
-    if c.arch == "deepseek_v3":
-        d_qk, d_v = c.qk_nope_head_dim + c.qk_rope_head_dim, c.v_head_dim
-    else:
-        d_qk = d_v = c.d_head
     keys = [n_context if w is None else min(n_context, w)
             for w in c.layer_windows]
-    return weights + sum(2 * c.n_heads * (d_qk + d_v) * n for n in keys)
+    if c.arch != "deepseek_v3":
+        return weights + sum(2 * c.n_heads * 2 * c.d_head * n for n in keys)
+    sizes = dict(n_heads=c.n_heads, kv_lora_rank=c.kv_lora_rank,
+                 qk_nope_head_dim=c.qk_nope_head_dim,
+                 qk_rope_head_dim=c.qk_rope_head_dim,
+                 v_head_dim=c.v_head_dim, absorbed=True)
+    # The absorbed core also folds q through W_uk and the output through
+    # W_uv: products by weights that `weights` already counts. Add only the
+    # part that reads the cache (the core at n keys minus the core at 0).
+    return weights + sum(mla_attention_flops(1, n, **sizes)
+                         - mla_attention_flops(1, 0, **sizes) for n in keys)
 
 
 def cache_bytes_per_token(config, *, bytes_per_value=2):

@@ -19,7 +19,7 @@ the word is a merge. Every string is encodable (its bytes are the base
 symbols) and decode(encode(s)) == s.
 """
 
-# --8<-- [start:train]
+# --8<-- [start:plain]
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from numbers import Integral
@@ -44,28 +44,68 @@ def merge_word(word, pair, new):
     return out
 
 
-def train_bpe(texts, vocab_size):
-    """(vocab {token: id}, merges [(left, right)]) learned from texts."""
+def start_bpe(fn, texts, vocab_size):
+    """(tokens [id -> token], ids {token: id}, words as lists of ids, their
+    frequencies): the 256 byte symbols and every word of texts, counted."""
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or (
             vocab_size < 256):
-        raise ValueError(f"train_bpe: vocab_size must be an integer >= 256 "
+        raise ValueError(f"{fn}: vocab_size must be an integer >= 256 "
                          f"(the byte symbols), got {vocab_size!r}")
     if isinstance(texts, str) or not isinstance(texts, Iterable):
-        raise TypeError(f"train_bpe: texts must be a list of strings, got "
+        raise TypeError(f"{fn}: texts must be a list of strings, got "
                         f"{type(texts).__name__} (one text: [text])")
     counts = Counter()  # word (as symbols) -> how often it occurs
     for k, text in enumerate(texts):
         if not isinstance(text, str):
-            raise TypeError(f"train_bpe: texts[{k}] must be a str, got "
+            raise TypeError(f"{fn}: texts[{k}] must be a str, got "
                             f"{type(text).__name__}")
         try:
             counts.update(to_symbols(w) for w in pretokenize(text))
         except UnicodeEncodeError:  # only a lone surrogate has no UTF-8
-            raise surrogate_error("train_bpe", text, f"texts[{k}]") from None
+            raise surrogate_error(fn, text, f"texts[{k}]") from None
     tokens = sorted(BYTE_TO_SYMBOL.values())  # id -> token
     ids = {t: i for i, t in enumerate(tokens)}
     words = [[ids[s] for s in w] for w in counts]  # each word as ids
-    freq = list(counts.values())
+    return tokens, ids, words, list(counts.values())
+
+
+def add_merge(pair, tokens, ids, merges):
+    """Record the merge of pair; the id of its token (a new one unless two
+    merges spell the same token)."""
+    token = tokens[pair[0]] + tokens[pair[1]]
+    if token not in ids:
+        ids[token] = len(tokens)
+        tokens.append(token)
+    merges.append((tokens[pair[0]], tokens[pair[1]]))
+    return ids[token]
+
+
+def train_bpe_plain(texts, vocab_size):
+    """train_bpe as the paper states it: recount every pair of every word
+    before each merge. The same merges as train_bpe, far slower."""
+    tokens, ids, words, freq = start_bpe("train_bpe_plain", texts, vocab_size)
+    merges = []
+    while len(ids) < vocab_size:
+        pairs = Counter()
+        for word, f in zip(words, freq):
+            for pair in zip(word, word[1:]):
+                pairs[pair] += f
+        if not pairs:
+            break
+        # the most frequent pair; among ties, the smallest ids
+        pair = max(pairs, key=lambda p: (pairs[p], -p[0], -p[1]))
+        new = add_merge(pair, tokens, ids, merges)
+        words = [merge_word(word, pair, new) for word in words]
+    return ids, merges
+# --8<-- [end:plain]
+
+
+# --8<-- [start:train]
+def train_bpe(texts, vocab_size):
+    """(vocab {token: id}, merges [(left, right)]) learned from texts: the
+    plain loop's merges, with each pair's count and the words that hold it
+    kept up to date, so a merge touches only the words it changes."""
+    tokens, ids, words, freq = start_bpe("train_bpe", texts, vocab_size)
     pairs, where = Counter(), defaultdict(set)  # pair -> count, -> words
     for w, word in enumerate(words):
         for pair in zip(word, word[1:]):
@@ -75,15 +115,11 @@ def train_bpe(texts, vocab_size):
     while len(ids) < vocab_size and pairs:
         # the most frequent pair; among ties, the smallest ids
         pair = max(pairs, key=lambda p: (pairs[p], -p[0], -p[1]))
-        token = tokens[pair[0]] + tokens[pair[1]]
-        if token not in ids:  # two merges can spell the same token
-            ids[token] = len(tokens)
-            tokens.append(token)
-        merges.append((tokens[pair[0]], tokens[pair[1]]))
+        token = add_merge(pair, tokens, ids, merges)
         changed = set()
         for w in where.pop(pair):
             old = words[w]
-            new = merge_word(old, pair, ids[token])
+            new = merge_word(old, pair, token)
             for p in zip(old, old[1:]):  # the word's pairs, before...
                 pairs[p] -= freq[w]
                 changed.add(p)

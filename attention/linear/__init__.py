@@ -4,6 +4,8 @@
   DeltaNet.
 - ``linear_attention``: causal linear attention in its parallel, recurrent and chunked
   forms, with the normaliser as a column of ones.
+- ``decayed``: linear attention that fades its state, S <- a S + k^T v (RetNet, GLA,
+  Mamba-2), recurrent and chunked.
 - ``delta_rule``: one step of the (gated) delta rule, its recurrence, and
   ``gated_delta_rule``, the contract checked against Hugging Face's Qwen3-Next.
 - ``chunked``: the gated delta rule in chunks, through the UT transform (WY form).

@@ -10,17 +10,19 @@ Unrolled, a_i S_{i-1} = e^{gamma_i} S_0 + sum_{j<i} e^{gamma_i - gamma_j} k_j^T 
 
 a unit lower-triangular system (I + A) U = B: solved once per chunk for the two
 right-hand sides, U = (I + A)^{-1} beta V and W = (I + A)^{-1} beta e^gamma K, it gives
-the written values for any S_0 as U - W S_0 (Yang et al., "Parallelizing Linear
-Transformers with the Delta Rule over Sequence Length", NeurIPS 2024, section 3: the
-UT transform; Yang, Kautz and Hatamizadeh, "Gated Delta Networks", ICLR 2025, section
-3.3, with the decays). Then
+the written values for any S_0 as U - W S_0. This is the UT transform (Joffrain et al.,
+"Accumulating Householder Transformations, Revisited", ACM TOMS 2006), as Yang et al.
+bring it to the delta rule ("Parallelizing Linear Transformers with the Delta Rule over
+Sequence Length", NeurIPS 2024, section 3; Yang, Kautz and Hatamizadeh, "Gated Delta
+Networks", ICLR 2025, section 3.3, with the decays). Then
 
     out_i = e^{gamma_i} q_i S_0 + sum_{j<=i} e^{gamma_i - gamma_j} (q_i . k_j) u_j,
     S_C   = e^{gamma_C} S_0 + sum_j e^{gamma_C - gamma_j} k_j^T u_j.
 
 The state's transition through the chunk, the product of the C factors
 a_i (I - beta_i k_i^T k_i), is e^{gamma_C} I - K~^T W with K~_j = e^{gamma_C - gamma_j} k_j:
-the WY form of a product of Householder-like matrices (Bischof and Van Loan, 1987), which
+the WY form of a product of Householder-like matrices (Bischof and Van Loan, 1987; not
+the compact WY form of Schreiber and Van Loan, 1989, which stores a C x C triangle), which
 the page checks against the product itself. Everything but the loop over chunks is a
 matrix product of C rows, done for every chunk at once.
 """

@@ -8,12 +8,16 @@ inverse frequencies (and, for YaRN, the size of q and k) so that long positions 
 trained ones.
 
 References: Chen et al., "Extending Context Window of Large Language Models via
-Positional Interpolation" (2023) (linear); bloc97, "NTK-Aware Scaled RoPE" (2023) and its
-dynamic variant (dynamic NTK); Peng et al., "YaRN: Efficient Context Window Extension of
-Large Language Models" (2023), sections 3.2-3.4; Grattafiori et al., "The Llama 3 Herd of
-Models" (2024) and Meta's released Llama 3.1 code (the llama3 frequency bands). Hugging
-Face's ``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS`` computes the same values
-(in float32; the tests compare in float64).
+Positional Interpolation" (2023) (linear); u/emozilla, "Dynamically Scaled RoPE" (Reddit,
+2023) (dynamic NTK), built on bloc97's static "NTK-Aware Scaled RoPE" (Reddit, 2023); Peng
+et al., "YaRN: Efficient Context Window Extension of Large Language Models" (2023),
+sections 3.2-3.4; Meta's released Llama 3.1 code, ``apply_scaling`` in
+meta-llama/llama-models (the llama3 frequency bands: factor 8, band edges 1 and 4, "values
+obtained from grid search"). Hugging Face's
+``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS`` computes the same values (in
+float32; the tests compare in float64). It also holds two rules left out here: longrope,
+whose per-pair factors are searched for each checkpoint and shipped as lists in its
+configuration, and proportional, which rotates only a share of the pairs.
 
 Every function takes (d_head, base, ...) and returns inv_freq of shape (d_head / 2,), in
 float64. ``rope_parameters`` picks one from a :class:`RopeScaling` and also returns the
@@ -75,8 +79,11 @@ def dynamic_ntk_inv_freq(d_head, base, factor, max_positions, seq_len):
     ``max_positions``; below it, plain RoPE.
 
     base' = base * (factor * n / max_positions - (factor - 1)) ** (d / (d - 2))
-    with n = max(seq_len, max_positions): the fast pairs barely change, the
-    slowest is stretched by about n / max_positions.
+    with n = max(seq_len, max_positions). Pair i's frequency is divided by
+    stretch ** (2i / (d - 2)): the fastest (i = 0) is unchanged and the
+    slowest is stretched by exactly factor * n / max_positions - (factor - 1),
+    which exceeds n / max_positions once n passes max_positions (57, not 8,
+    at factor 8 and n = 8 * max_positions).
     """
     _check("dynamic_ntk_inv_freq", d_head, base)
     _check_factor("dynamic_ntk_inv_freq", factor)

@@ -1,8 +1,8 @@
 """Speculative decoding: a small draft model proposes tokens, the target verifies them.
 
 References: Y. Leviathan, M. Kalman and Y. Matias, "Fast Inference from Transformers via
-Speculative Decoding" (ICML 2023), Algorithm 1 and section 3.5 (the expected number of
-tokens per target call); C. Chen et al., "Accelerating Large Language Model Decoding
+Speculative Decoding" (ICML 2023), Algorithm 1 and Eq. 1 of section 3.1 (the expected
+number of tokens per target call); C. Chen et al., "Accelerating Large Language Model Decoding
 with Speculative Sampling" (2023), Algorithm 2 and Theorem 1 (the modified rejection
 sampling gives the target's distribution exactly).
 

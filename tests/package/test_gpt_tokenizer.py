@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from tokenizers import ByteLevelBPETokenizer, Tokenizer, models, pre_tokenizers, trainers
 
 from attention.gpt import unicode_classes
-from attention.gpt.bpe import BPETokenizer, train_bpe
+from attention.gpt.bpe import BPETokenizer, train_bpe, train_bpe_plain
 from attention.gpt.byte_level import BYTE_TO_SYMBOL, WHITE_SPACE, pretokenize, to_symbols
 from attention.gpt.tokenizer_files import read_tokenizer_files, save_tokenizer
 from tests.support import ROOT
@@ -37,6 +37,15 @@ def trained(texts, tmp_path_factory):
     save_tokenizer(folder, vocab, merges)
     hf = ByteLevelBPETokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
     return vocab, merges, BPETokenizer.from_files(folder), hf, folder
+
+
+def test_the_plain_recount_loop_learns_the_same_merges(texts, trained):
+    # The page teaches the plain loop first; the fast one must be the same.
+    short = [t[:6000] for t in texts]
+    assert train_bpe_plain(short, 420) == train_bpe(short, 420)
+    assert train_bpe_plain(["aaaa"], 300) == train_bpe(["aaaa"], 300)
+    with pytest.raises(ValueError, match="train_bpe_plain: vocab_size"):
+        train_bpe_plain(["abc"], 255)
 
 
 def test_trainer_merges_and_vocab_equal_hugging_face_bpe_trainer(texts, trained):

@@ -33,13 +33,14 @@ from attention.gpt.checkpoint import (config_from_json, config_to_json,
                                      load_checkpoint, save_checkpoint)
 from attention.gpt.corpus import random_windows
 from attention.gpt.dropout import dropout_mask, dropout_masks
+from attention.gpt.evaluation import evaluate_strided
 from attention.gpt.schedule import warmup_cosine
 from attention.gpt.training import TrainConfig, accumulated_grads, evaluate, train
 from attention.families.moe import ROUTERS, MoE
 from attention.families.moe_costs import MOE_CONFIGS
 from attention.long_context.rope_scaling import RopeScaling
 from attention.model import (CONFIGS, LAYER_TYPES, MLA_ABSORB, QK_NORMS, ModelConfig,
-                             init_params)
+                             forward, init_params)
 from tests.package import (test_families, test_latent_attention, test_long_context_models,
                            test_mixture_of_experts)
 from tests.package.test_backward_model import hf_gradients
@@ -582,23 +583,14 @@ def test_make_train_is_deterministic_for_its_seed(tmp_path, capsys):
     assert not list(tmp_path.glob("*/*.tmp")), "a temporary file was left behind"
 
 
-def test_an_interrupted_make_train_leaves_the_shipped_set_whole(tmp_path, monkeypatch):
-    """Ctrl-C during training (a KeyboardInterrupt from the loop, after a small tokenizer
-    is made) changes no file of the previous set and leaves no staging folder."""
-    import shutil
-    from attention.gpt import bpe, run
-    out = tmp_path / "shipped"
-    shutil.copytree(run.SHIPPED, out)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(run, "train_bpe", lambda texts, _: bpe.train_bpe(texts[:1], 300))
-    monkeypatch.setattr(run, "train", interrupted)
-    model = ModelConfig(vocab_size=300, d_model=16, n_layers=1, n_heads=2, max_positions=32)
-    with pytest.raises(KeyboardInterrupt):
-        run.main(model, TrainConfig(steps=2, batch_size=2, context=32, warmup=1,
-                                    eval_every=1), out)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]
+from attention.gpt.dropout import dropout_mask, dropout_masks
+from attention.gpt.evaluation import evaluate_strided
+from attention.gpt.schedule import warmup_cosine
+from attention.gpt.training import TrainConfig, accumulated_grads, evaluate, train
+from attention.families.moe import ROUTERS, MoE
+from attention.families.moe_costs import MOE_CONFIGS
+from attention.long_context.rope_scaling import RopeScaling
+from attention.model import (CONFIGS, LAYER_TYPES, MLA_ABSORB, QK_NORMS, ModelConfig,
+                             forward, init_params)
+from tests.package import (test_families, test_latent_attention, test_long_context_models,
+                           test_mixture_of_experts)

@@ -28,10 +28,12 @@ from transformers.models.mixtral.modeling_mixtral import load_balancing_loss_fun
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.families.load_balance import (expert_capacity,
                                              load_balancing_loss,
-                                             load_balancing_loss_backward)
+                                             load_balancing_loss_backward,
+                                             router_z_loss)
 from attention.families.moe import MoE, moe_dense, moe_layer, moe_sparse, route
+from attention.families.costs import mla_attention_flops
 from attention.families.moe_costs import (CARD_COUNTS, MOE_CONFIGS,
-                                          parameter_counts)
+                                          flops_per_token, parameter_counts)
 from attention.families.routing import (sigmoid_top_k, softmax_top_k, top_k,
                                         top_k_softmax)
 from attention.generation import generate
@@ -219,6 +221,17 @@ def test_the_load_balancing_loss_and_its_gradient_equal_autograd():
                                1) == pytest.approx(5.0, rel=1e-12)
 
 
+def test_the_router_z_loss_equals_switch_transformers():
+    from transformers.models.switch_transformers.modeling_switch_transformers \
+        import router_z_loss_func
+    logits = 3 * np.random.default_rng(5).normal(size=(29, 7))
+    theirs = router_z_loss_func(torch.from_numpy(logits)[None]).item()
+    assert router_z_loss(logits) == pytest.approx(theirs, rel=1e-14)
+    assert router_z_loss(logits + 10) > router_z_loss(logits)  # not shift-free
+    with pytest.raises(ValueError, match="router_z_loss: router_logits"):
+        router_z_loss(np.zeros(7))
+
+
 def test_top_k_breaks_ties_by_the_lower_index_and_torch_may_not():
     scores = np.array([1.0, 2.0, 2.0, 0.0, 2.0])
     assert top_k(scores, 2).tolist() == [1, 2]
@@ -267,6 +280,24 @@ def test_published_counts_match_the_cards():
         assert counts["total"] / 1e9 == pytest.approx(total, rel=0.01)
         assert min(abs(counts[k] / 1e9 / active - 1) for k in (
             "active", "active_no_embedding")) < 0.04
+
+
+def test_deepseek_decode_flops_follow_the_absorbed_form():
+    # Section 9.3: decoding attends over the latent at size r + d_rope (and
+    # r for values), 1.17 GFLOP a layer at 4,096; the weights are counted once.
+    c = MOE_CONFIGS["DeepSeek-V3"]
+    sizes = dict(n_heads=c.n_heads, kv_lora_rank=c.kv_lora_rank,
+                 qk_nope_head_dim=c.qk_nope_head_dim,
+                 qk_rope_head_dim=c.qk_rope_head_dim, v_head_dim=c.v_head_dim,
+                 absorbed=True)
+    reads = (mla_attention_flops(1, 4096, **sizes)
+             - mla_attention_flops(1, 0, **sizes))
+    assert flops_per_token(c, 0) == 2 * parameter_counts(c)[
+        "active_no_embedding"]
+    assert (flops_per_token(c, 4096) - flops_per_token(c, 0)
+            == c.n_layers * reads)
+    assert reads == 2 * c.n_heads * 4096 * (2 * c.kv_lora_rank
+                                            + c.qk_rope_head_dim)
 
 
 MOE = MoE(5, 2, 7)

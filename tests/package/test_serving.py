@@ -129,6 +129,17 @@ def test_a_draft_that_is_always_wrong_still_gives_the_target(tiny):
     assert max(abs(got.get(c, 0.0) - want[c]) for c in want) <= TOL
 
 
+def test_a_wrong_residual_passed_in_changes_the_distribution(tiny):
+    # The page's mistake, resampling a rejection from p, passed in as the rule.
+    target, draft = tiny
+    p = model_distribution(target, TINY_T, temperature=1.0)
+    q = model_distribution(draft, TINY_D, temperature=1.0)
+    want = target_distribution(p, (1, 3), 3)
+    got = emitted_distribution(p, q, (1, 3), 3, 2, residual=lambda p, q: p)
+    assert abs(sum(got.values()) - 1) <= TOL
+    assert max(abs(got.get(c, 0.0) - want[c]) for c in want) > 1e-3
+
+
 def test_sampled_rounds_follow_the_enumerated_round(tiny):
     target, draft = tiny
     p = model_distribution(target, TINY_T, temperature=1.0)

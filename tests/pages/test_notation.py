@@ -21,6 +21,8 @@ MISUSES = [
     ("a loss written L (L counts layers)", re.compile(r"\\partial L\b|∂L/∂")),
     ("positions written m, n (n is the length)", re.compile(r"\bq_m\b|\bk_n\b|\bm - n\b|\$n - m\$")),
     ("a RoPE pair written i (i is a position)", re.compile(r"\bpair i\b|θ_i\b|\\theta_i\b")),
+    ("key/value heads written n_kv in a formula (the table's h_kv)", re.compile(r"\$[^$]*n_\{kv\}")),
+    ("a score scaled by √d (the table's d_k)", re.compile(r"q \\cdot k / \\sqrt\{d\}")),
 ]
 
 
@@ -37,5 +39,5 @@ def test_the_shapes_page_pairs_formula_letters_with_code_names():
     shapes = (DOCS / "chapters/ch01-foundations.md").read_text(encoding="utf8")
     table = shapes[shapes.index("{ #shapes }"):shapes.index("## 1.6")]
     for row in ("`n_heads`, `n_kv_heads`", "`window`", "`n_layers`", r"\mathcal{L}",
-                "$i$, $j$"):
+                "$i$, $j$", "`top_k`, `n_draft`", "$m_h$", "`kv_lora_rank`"):
         assert row in table, row
