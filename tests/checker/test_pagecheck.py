@@ -4,6 +4,7 @@ Each fixture page under tests/checker/fixtures/pages is copied to a temporary fo
 pytest in a subprocess, with the page checker, as `make test` runs the real pages.
 """
 
+import math
 import os
 import re
 import shutil
@@ -186,6 +187,8 @@ def test_varying_marker_matches_numbers_only(expected, actual, same):
         # A fence's band="..." widens (or narrows) the factor for its block.
         ("~1.0 ms", "5.0 ms", 10, True), ("~1.0 ms", "0.2 ms", 10, True),
         ("~1.0 ms", "11.0 ms", 10, False), ("~1.0 ms", "1.4 ms", 1.2, False),
+        # band="any": a number drawn at random, of any size and sign; the text still counts.
+        ("is ~+7.973e+00", "is -3.1e-05", math.inf, True), ("is ~1", "was 1", math.inf, False),
         # Every marker of the line must be in its band.
         ("~1.0 and ~2.0", "1.1 and 2.2", 2, True), ("~1.0 and ~2.0", "1.1 and 9.0", 2, False),
     ],
@@ -199,6 +202,7 @@ def test_a_band_must_be_a_factor_above_one(raw):
     with pytest.raises(ValueError, match=f'band="{raw}" must be a number greater than 1'):
         band_factor(raw)
     assert band_factor(None) == 2 and band_factor("10") == 10
+    assert band_factor("any") == math.inf
 
 
 def test_a_stale_varying_number_fails_naming_its_band(checked):

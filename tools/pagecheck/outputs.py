@@ -14,7 +14,9 @@ The band. Each number stands for the range its digits round from (``3.1``: 3.05 
 meets the shown range widened by a factor: its lower end divided by it and its upper end
 multiplied by it, away from zero, so a band never crosses zero unless the shown number
 rounds to zero. The factor is 2 unless the Python fence says otherwise, for all its
-Output's markers: ```` ```{.python band="10"} ```` (a number above 1). So ``~3.1`` takes
+Output's markers: ```` ```{.python band="10"} ```` (a number above 1), or ``band="any"``
+for numbers drawn at random on every run, of any size and sign (an exercise's verdict on
+fresh random inputs). So ``~3.1`` takes
 1.5 to 6.3 (not 1.4 or 6.4), ``~-2.0`` takes -1.0 to -4.1 and never a positive number,
 ``~0.0`` takes -0.1 to 0.1. A timing that drifts passes; a stale or wrong value fails,
 and ``make outputs`` writes the new one (keeping the marker) when it falls outside.
@@ -34,16 +36,19 @@ DEFAULT_BAND = 2.0
 
 
 def band_factor(raw: str | None) -> float:
-    """A fence's ``band="..."`` as a factor (None: the default). ValueError says why not."""
+    """A fence's ``band="..."`` as a factor (None: the default; "any": infinity).
+    ValueError says why not."""
     if raw is None:
         return DEFAULT_BAND
+    if raw == "any":
+        return math.inf
     try:
         factor = float(raw)
     except ValueError:
         factor = math.nan
     if not (math.isfinite(factor) and factor > 1):
-        raise ValueError(f'band="{raw}" must be a number greater than 1: the factor by which '
-                         "a ~ number may be larger or smaller than the page shows")
+        raise ValueError(f'band="{raw}" must be a number greater than 1, the factor by which '
+                         'a ~ number may be larger or smaller than the page shows, or "any"')
     return factor
 
 
@@ -58,6 +63,8 @@ def rounding_range(text: str) -> tuple[float, float]:
 
 def within_band(shown: str, printed: str, band: float = DEFAULT_BAND) -> bool:
     """Whether ``printed`` may be the ``~shown`` of an Output block (the module's band)."""
+    if band == math.inf:
+        return True
     low, high = rounding_range(shown)
     low = low / band if low > 0 else low * band
     high = high * band if high > 0 else high / band
