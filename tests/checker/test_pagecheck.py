@@ -191,6 +191,8 @@ def test_varying_marker_matches_numbers_only(expected, actual, same):
         ("is ~+7.973e+00", "is -3.1e-05", math.inf, True), ("is ~1", "was 1", math.inf, False),
         # Every marker of the line must be in its band.
         ("~1.0 and ~2.0", "1.1 and 2.2", 2, True), ("~1.0 and ~2.0", "1.1 and 9.0", 2, False),
+        # Numbers past float's range are compared, not raised on.
+        ("~2", "1e999", 2, False), ("~1e-999", "0", 2, True),
     ],
 )
 def test_a_varying_number_matches_only_within_its_band(expected, actual, band, same):

@@ -16,10 +16,10 @@ multiplied by it, away from zero, so a band never crosses zero unless the shown 
 rounds to zero. The factor is 2 unless the Python fence says otherwise, for all its
 Output's markers: ```` ```{.python band="10"} ```` (a number above 1), or ``band="any"``
 for numbers drawn at random on every run, of any size and sign (an exercise's verdict on
-fresh random inputs). So ``~3.1`` takes
-1.5 to 6.3 (not 1.4 or 6.4), ``~-2.0`` takes -1.0 to -4.1 and never a positive number,
-``~0.0`` takes -0.1 to 0.1. A timing that drifts passes; a stale or wrong value fails,
-and ``make outputs`` writes the new one (keeping the marker) when it falls outside.
+fresh random inputs). So ``~3.1`` takes 1.5 to 6.3 (not 1.4 or 6.4), ``~-2.0`` takes
+-1.0 to -4.1 and never a positive number, ``~0.0`` takes -0.1 to 0.1. A timing that
+drifts passes; a stale or wrong value fails, and ``make outputs`` writes the new one
+(keeping the marker) when it falls outside.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def rounding_range(text: str) -> tuple[float, float]:
     """The values a printed number rounds from: half a unit of its last digit either way."""
     mantissa, _, exponent = text.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
-    half = 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+    half = float(f"5e{int(exponent or 0) - decimals - 1}")  # "5e999": inf, no OverflowError
     value = float(text)
     return value - half, value + half
 
