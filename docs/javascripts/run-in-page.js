@@ -94,6 +94,7 @@
 
   const NUMBER = String.raw`[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?`;
   const TOKEN = new RegExp(String.raw`\\~|~(` + NUMBER + ")", "g");
+  const DEFAULT_BAND = 2;  // a fence's band="..." arrives as data-run-band
 
   function escape(text) {
     return text.replace(/[.*+?^${}()|[\]\\\/-]/g, "\\$&");
@@ -106,9 +107,29 @@
     return lines;
   }
 
-  function lineMatches(expected, actual) {
+  // The values a printed number rounds from: half a unit of its last digit either way.
+  function roundingRange(text) {
+    const [mantissa, exponent = "0"] = text.toLowerCase().split("e");
+    const decimals = (mantissa.split(".")[1] || "").length;
+    const half = 0.5 * 10 ** (Number(exponent) - decimals);
+    return [Number(text) - half, Number(text) + half];
+  }
+
+  // A printed number matches ~shown when its range meets the shown range widened by the
+  // band's factor, away from zero (never across it); band Infinity: any number.
+  function withinBand(shown, printed, band) {
+    if (band === Infinity) return true;
+    let [low, high] = roundingRange(shown);
+    low = low > 0 ? low / band : low * band;
+    high = high > 0 ? high * band : high / band;
+    const [pLow, pHigh] = roundingRange(printed);
+    return pLow <= high && pHigh >= low;
+  }
+
+  function lineMatches(expected, actual, band = DEFAULT_BAND) {
     if (!expected.includes("~")) return expected === actual;
     let pattern = "", at = 0;
+    const shown = [];
     for (const match of expected.matchAll(TOKEN)) {
       const literal = expected.slice(at, match.index);
       if (match[0] === "\\~") {
@@ -116,32 +137,35 @@
       } else {  // one whole number; the spaces before it are a column's padding
         const padded = literal.replace(/ +$/, "");
         pattern += escape(padded) + (padded !== literal ? " +" : "");
-        pattern += String.raw`(?<![\d.])` + NUMBER + String.raw`(?![\d.])`;
+        pattern += String.raw`(?<![\d.])(` + NUMBER + String.raw`)(?![\d.])`;
+        shown.push(match[1]);
       }
       at = match.index + match[0].length;
     }
-    return new RegExp("^" + pattern + escape(expected.slice(at)) + "$").test(actual);
+    const found = new RegExp("^" + pattern + escape(expected.slice(at)) + "$").exec(actual);
+    return found !== null && shown.every((number, i) => withinBand(number, found[i + 1], band));
   }
 
-  function outputMatches(expected, actual) {
+  function outputMatches(expected, actual, band = DEFAULT_BAND) {
     const exp = normalise(expected), act = normalise(actual);
-    return exp.length === act.length && exp.every((line, i) => lineMatches(line, act[i]));
+    return exp.length === act.length &&
+           exp.every((line, i) => lineMatches(line, act[i], band));
   }
 
   // A line diff (longest common subsequence; outputs are short): [" ", "-", "+"] per line.
-  function lineDiff(expected, actual) {
+  function lineDiff(expected, actual, band = DEFAULT_BAND) {
     const a = normalise(expected), b = normalise(actual);
     const table = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
     for (let i = a.length - 1; i >= 0; i--) {
       for (let j = b.length - 1; j >= 0; j--) {
-        table[i][j] = lineMatches(a[i], b[j]) ? table[i + 1][j + 1] + 1
+        table[i][j] = lineMatches(a[i], b[j], band) ? table[i + 1][j + 1] + 1
                                               : Math.max(table[i + 1][j], table[i][j + 1]);
       }
     }
     const out = [];
     let i = 0, j = 0;
     while (i < a.length || j < b.length) {
-      if (i < a.length && j < b.length && lineMatches(a[i], b[j])) {
+      if (i < a.length && j < b.length && lineMatches(a[i], b[j], band)) {
         out.push([" ", b[j]]); i++; j++;
       } else if (i < a.length && (j === b.length || table[i + 1][j] >= table[i][j + 1])) {
         out.push(["-", a[i++]]);
@@ -210,14 +234,14 @@
     // Compared with the page only when whole: a cut output is shown as it came.
     const comparable = result.ok && !block.stderr && expected !== null && printed.trim() &&
                        !cut && !hasVerdict(printed);
-    if (comparable && outputMatches(expected, printed)) {
+    if (comparable && outputMatches(expected, printed, block.band)) {
       block.out.replaceChildren(line("Printed the same as the page's Output above.",
                                      "run-same"));
       block.output.dataset.shown = "same";
     } else if (comparable) {
       block.title.textContent = "Output in your browser: differs from the page " +
                                 "(− the page's line, + your browser's)";
-      block.out.replaceChildren(...lineDiff(expected, printed).map(([sign, text]) =>
+      block.out.replaceChildren(...lineDiff(expected, printed, block.band).map(([sign, text]) =>
         line(`${sign} ${text}\n`, { " ": "run-diff-same", "-": "run-diff-page",
                                     "+": "run-diff-yours" }[sign])));
       block.output.dataset.shown = "diff";
@@ -445,7 +469,9 @@
       const index = Number(el.dataset.runBlock);
       const code = el.querySelector("code");
       const block = { el, index, code, original: code.innerHTML, status: "idle",
-                      runnable: !el.dataset.runNeeds, expected: null };
+                      runnable: !el.dataset.runNeeds, expected: null,
+                      band: el.dataset.runBand === "any" ? Infinity
+                        : Number(el.dataset.runBand || DEFAULT_BAND) };
       page.blocks.push(block);
       const bar = document.createElement("div");
       bar.className = "run-bar";

@@ -4,6 +4,7 @@ Each fixture page under tests/checker/fixtures/pages is copied to a temporary fo
 pytest in a subprocess, with the page checker, as `make test` runs the real pages.
 """
 
+import math
 import os
 import re
 import shutil
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tools.pagecheck.outputs import line_matches, output_matches
+from tools.pagecheck.outputs import band_factor, line_matches, output_matches
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pages"
 
@@ -131,7 +132,8 @@ def test_update_outputs_rewrites_creates_drops_and_round_trips(tmp_path):
     assert '```python\nprint("a new output")\n```\n\n```text title="Output"\na new output\n```' in once
     assert "something old" not in once and "an outdated output" in once
     assert "a block that no longer prints" not in once
-    assert "elapsed: ~12.34 s\nfixed line" in once  # the varying line is kept as marked
+    # A varying number in its band is kept as marked; one outside it is refreshed, marked.
+    assert "elapsed: ~12.34 s\nstale: ~4.00 s\nfixed line" in once
     assert '    ```text title="Output"\n    inside a container\n    ```' in once
 
     assert run_pages(tmp_path, "roundtrip.md", "--update-outputs").returncode == 0
@@ -142,10 +144,10 @@ def test_update_outputs_rewrites_creates_drops_and_round_trips(tmp_path):
 @pytest.mark.parametrize(
     "expected, actual, same",
     [
-        ("t = ~1.5 ms", "t = 12.25 ms", True),
-        ("t = ~1.5 ms", "t = 1e-05 ms", True),
-        ("| 512 |   ~0.12 |", "| 512 |  10.5 |", True),  # padding before a marker may shrink
-        ("| 512 |   ~0.12 |", "| 512 |      10.5 |", True),  # or grow
+        ("t = ~1.5 ms", "t = 2.25 ms", True),
+        ("t = ~1e-05 ms", "t = 1.5e-05 ms", True),
+        ("| 512 |   ~0.12 |", "| 512 |  0.15 |", True),  # padding before a marker may shrink
+        ("| 512 |   ~0.12 |", "| 512 |      0.2 |", True),  # or grow
         ("t = ~1.5 ms", "t = fast ms", False),
         ("n = 512, ~1.5 ms", "n = 1024, 1.5 ms", False),
         ("approx ~ 3", "approx ~ 3", True),
@@ -155,7 +157,7 @@ def test_update_outputs_rewrites_creates_drops_and_round_trips(tmp_path):
         ("[~0.1 ~2 ~0.8 ~8]", "[0.12 0.88]", False),
         ("~1 ~2", "12", False),
         ("a ~1", "a1", False),
-        ("x=~1;", "x=-5;", True),
+        ("x=~1;", "x=+1.5;", True),
         ("~1 ms", "1.5 ms", True),
         ("~1 ms", "1.5 ms total", False),
         ("(~1)", "( 1)", False),
@@ -167,6 +169,71 @@ def test_update_outputs_rewrites_creates_drops_and_round_trips(tmp_path):
 )
 def test_varying_marker_matches_numbers_only(expected, actual, same):
     assert line_matches(expected, actual) is same
+
+
+@pytest.mark.parametrize(
+    "expected, actual, band, same",
+    [
+        # Within a factor of 2 by default, each number read as the range it rounds from.
+        ("~3.1 ms", "6.3 ms", 2, True), ("~3.1 ms", "6.4 ms", 2, False),
+        ("~3.1 ms", "1.5 ms", 2, True), ("~3.1 ms", "1.4 ms", 2, False),
+        ("~0.103", "1.270", 2, False), ("~0.206", "4.320", 2, False),  # chapter 8's stale pair
+        ("~2e-16", "4e-16", 2, True), ("~2e-16", "6e-16", 2, False),
+        ("~24", "48", 2, True), ("~24", "50", 2, False),
+        # Never across zero, unless the shown number rounds to zero.
+        ("~-2.0", "-4.1", 2, True), ("~-2.0", "-1.0", 2, True), ("~-2.0", "2.0", 2, False),
+        ("~1.5", "-1.5", 2, False), ("~0.5", "0.0", 2, False),
+        ("~0.0", "-0.1", 2, True), ("~0.0", "0.04", 2, True), ("~0.0", "0.2", 2, False),
+        # A fence's band="..." widens (or narrows) the factor for its block.
+        ("~1.0 ms", "5.0 ms", 10, True), ("~1.0 ms", "0.2 ms", 10, True),
+        ("~1.0 ms", "11.0 ms", 10, False), ("~1.0 ms", "1.4 ms", 1.2, False),
+        # band="any": a number drawn at random, of any size and sign; the text still counts.
+        ("is ~+7.973e+00", "is -3.1e-05", math.inf, True), ("is ~1", "was 1", math.inf, False),
+        # Every marker of the line must be in its band.
+        ("~1.0 and ~2.0", "1.1 and 2.2", 2, True), ("~1.0 and ~2.0", "1.1 and 9.0", 2, False),
+        # Numbers past float's range are compared, not raised on.
+        ("~2", "1e999", 2, False), ("~1e-999", "0", 2, True),
+    ],
+)
+def test_a_varying_number_matches_only_within_its_band(expected, actual, band, same):
+    assert line_matches(expected, actual, band) is same
+
+
+@pytest.mark.parametrize("raw", ["1", "0.5", "-3", "nan", "inf", "ten", ""])
+def test_a_band_must_be_a_factor_above_one(raw):
+    with pytest.raises(ValueError, match=f'band="{raw}" must be a number greater than 1'):
+        band_factor(raw)
+    assert band_factor(None) == 2 and band_factor("10") == 10
+    assert band_factor("any") == math.inf
+
+
+def test_a_stale_varying_number_fails_naming_its_band(checked):
+    outcomes, _ = checked
+    [(name, state, message)] = outcomes["tilde_stale"]
+    assert state == "failed"
+    assert "tilde_stale.md:5" in message and "-largest change: ~0.103" in message
+    assert "+largest change: 1.270" in message
+
+
+def test_a_drifting_timing_passes_within_its_band(checked):
+    outcomes, _ = checked
+    assert [state for _, state, _ in outcomes["tilde_drifting"]] == ["passed"]
+
+
+def test_the_band_syntax_widens_a_blocks_band_and_refuses_a_bad_one(checked):
+    outcomes, _ = checked
+    (_, wide, _), (_, default, message), (_, bad, refusal) = outcomes["tilde_band"]
+    assert wide == "passed"
+    assert default == "failed" and "5.0 for ~1.0: outside the band" in message
+    assert bad == "failed" and 'tilde_band.md:19: band="1" must be a number greater than 1' in refusal
+
+
+def test_update_outputs_refreshes_a_stale_varying_number_keeping_its_marker(tmp_path):
+    page = tmp_path / "tilde_stale.md"
+    shutil.copy(FIXTURES / "tilde_stale.md", page)
+    assert run_pages(tmp_path, "tilde_stale.md", "--update-outputs").returncode == 0
+    assert "```text title=\"Output\"\nlargest change: ~1.270\n```" in page.read_text()
+    assert run_pages(tmp_path, "tilde_stale.md").returncode == 0
 
 
 def test_trailing_whitespace_and_blank_edges_are_ignored():

@@ -247,7 +247,7 @@ def test_a_fence_the_site_shows_as_literal_code_is_not_run(tmp_path, text):
 
 
 def test_a_varying_marker_matches_ascii_digits_only():
-    assert line_matches("~1", "12") and not line_matches("~1", "\u0661\u0662")
+    assert line_matches("~1", "2") and not line_matches("~1", "\u0661")  # U+0661: Arabic-Indic one
     assert not line_matches("t = ~1.5 ms", "t = \u0661.5 ms")
 
 

@@ -24,7 +24,7 @@ import pytest
 from tests.support import ROOT
 
 from tests.site.browsing import forget_the_site, origin_of, visit, visit_in
-from tools.pagecheck.outputs import output_matches
+from tools.pagecheck.outputs import band_factor, output_matches
 from tools.site.run_in_page import NOT_IN_BROWSER
 
 SETTLED = "() => !document.querySelector('[data-run-status=running]')"
@@ -38,7 +38,7 @@ BLOCKS = """() => [...document.querySelectorAll('div.language-python[data-run-bl
           status: el.dataset.runStatus || 'idle', printed: el.runPrinted ?? null,
           shown: out ? out.closest('.run-output').dataset.shown : null,
           box: out ? out.textContent : null,
-          seconds: Number(el.dataset.runSeconds || 0),
+          seconds: Number(el.dataset.runSeconds || 0), band: el.dataset.runBand || null,
           expected: checked ? next.querySelector('code').textContent : ''};
 })"""
 CHAPTER_2 = "chapters/ch02-self-attention/"
@@ -129,7 +129,8 @@ def test_every_runnable_block_prints_what_the_page_shows(source, reading_tab, se
         if block["status"] != "ran":
             problems.append(f"block {block['index']}: {block['status']}\n{block['printed']}"
                                 f"\nthe box shows:\n{block['box']}")
-        elif not output_matches(block["expected"], block["printed"]):
+        elif not output_matches(block["expected"], block["printed"],
+                                band_factor(block["band"])):
             problems.append(f"block {block['index']} printed\n{block['printed']}\n"
                             f"but the page shows\n{block['expected']}")
         elif block["printed"].strip() and block["shown"] not in ("same", "text"):

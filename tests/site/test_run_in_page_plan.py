@@ -3,8 +3,10 @@
 import subprocess
 import sys
 
+import pytest
+
 from tests.support import ROOT
-from tools.site.run_in_page import browser_plan
+from tools.site.run_in_page import browser_plan, fence_bands
 
 
 def test_importing_a_missing_library_runs_and_using_it_does_not():
@@ -116,3 +118,12 @@ print(json.dumps({"seen": seen, "results": results}))
     assert "input() cannot ask you for a value here" in no_input
     assert cut is None and printed == 1_100_000
     assert len("".join(t for s, t in record["seen"] if s == "stdout")) == 200_000 + len("out\n")
+
+
+def test_each_python_blocks_band_reaches_the_browser_in_page_order():
+    page = ('```python\nx = 1\n```\n\n```text\nnot python\n```\n\n'
+            '??? note "Folded"\n    ```{.python band="10"}\n    y = 2\n    ```\n\n'
+            '```{.python timeout="9" band="any"}\nz = 3\n```\n')
+    assert fence_bands(page, 3) == [None, "10", "any"]
+    with pytest.raises(ValueError, match="2 Python blocks in the page's HTML, 3 in its"):
+        fence_bands(page, 2)

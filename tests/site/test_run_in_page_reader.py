@@ -5,6 +5,8 @@ All on the home page (five blocks, four of which run in the browser), in the ret
 reader's browser (tests/site/conftest.py), one tab for the whole file.
 """
 
+import math
+
 import pytest
 
 from tests.site.browsing import forget_the_site, visit_in
@@ -167,8 +169,12 @@ def test_output_streams_with_the_time_and_tracebacks_and_long_output_are_shown(h
 
 def test_the_browser_and_the_page_checker_compare_outputs_alike(home):
     cases = [("a ~1.5 ms", "a 12.25 ms"), ("~1 ~2", "12"), ("x   ~3", "x 3"), ("\\~3", "~3"),
-             ("t ~1e-14", "t 2.0e-15"), ("same\n\n", "\nsame"), ("a", "b"), ("~3", "3x")]
-    for expected, actual in cases:
-        browser = home.page.evaluate("([e, a]) => window.runInPage.outputMatches(e, a)",
-                                     [expected, actual])
-        assert browser == output_matches(expected, actual), (expected, actual)
+             ("t ~1e-14", "t 2.0e-15"), ("same\n\n", "\nsame"), ("a", "b"), ("~3", "3x"),
+             ("a ~1.5 ms", "a 2.9 ms"), ("a ~1.5 ms", "a 3.1 ms"), ("~-2.0", "2.0"),
+             ("~0.0", "-0.1"), ("~2e-16", "4e-16"), ("~3.1 ms", "6.3 ms")]
+    for band in (2, 10, math.inf):
+        for expected, actual in cases:
+            browser = home.page.evaluate(
+                "([e, a, b]) => window.runInPage.outputMatches(e, a, b)",
+                [expected, actual, band])
+            assert browser == output_matches(expected, actual, band), (expected, actual, band)

@@ -30,7 +30,8 @@ from pathlib import Path
 import pytest
 
 from tools.pagecheck.figures import FIGURE_NAME, check_figure, current_figure_svg
-from tools.pagecheck.outputs import normalise, output_matches, unmatched_lines
+from tools.pagecheck.outputs import (band_factor, band_misses, normalise, output_matches,
+                                    unmatched_lines)
 from tools.pagecheck.state import Baseline, reset_page_state
 from tools.source.markdown import Page, read_page
 
@@ -399,7 +400,11 @@ class Checker:
                 f"{where}: the page shows an Output block, but the block printed nothing.\n"
                 "Run `make outputs` to remove it, or make the block print."
             )
-        if not output_matches(block.output, actual):
+        try:
+            band = band_factor(block.attributes.get("band"))
+        except ValueError as error:
+            raise PageCheckError(f"{where}: {error}") from None
+        if not output_matches(block.output, actual, band):
             diff = "\n".join(
                 difflib.unified_diff(
                     normalise(block.output),
@@ -410,7 +415,9 @@ class Checker:
                 )
             )
             if not diff.strip() or diff.count("\n") < 3:
-                diff = "\n".join(unmatched_lines(block.output, actual))
+                diff = "\n".join(unmatched_lines(block.output, actual, band))
+            else:
+                diff = "\n".join([diff, *band_misses(block.output, actual, band)])
             raise PageCheckError(
                 f"{where}: the block's output differs from the page.\n{diff}\n"
                 "If the new output is right, run `make outputs` and review the diff."

@@ -1,9 +1,10 @@
 """``pytest --update-outputs`` (``make outputs``): rewrite Output blocks and figures.
 
 Every Output block is rewritten from the actual output; missing ones are created and empty
-ones dropped. Lines whose varying numbers still match are kept as they are, so a second
-run changes nothing; a printed tilde before a number is written escaped (a backslash
-before it). It never damages a page: each page is built and encoded whole, then written to
+ones dropped. Lines whose varying numbers are still in their band are kept as they are, so
+a second run changes nothing; a line whose text still matches but whose numbers left their
+band gets the printed numbers, each still marked ``~`` (``outputs.py``); a printed tilde
+before a number is written escaped (a backslash before it). It never damages a page: each page is built and encoded whole, then written to
 a temporary file beside it and moved over it (``os.replace``), so a failure at any point
 leaves the page as it was, and the other pages are still written; a page with a failing
 block (one whose output an Output block cannot hold, such as a lone surrogate, fails
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from tools.pagecheck.checker import Checker, PageRun
 from tools.pagecheck.figures import replace_file, write_figure
-from tools.pagecheck.outputs import new_output_text
+from tools.pagecheck.outputs import band_factor, new_output_text
 
 
 def write_outputs(checker: Checker) -> tuple[list[Path], list[str]]:
@@ -48,7 +49,7 @@ def write_page(checker: Checker, path: Path, run: PageRun) -> list[Path]:
     lines = original.replace("\r\n", "\n").split("\n")
     for index in sorted(run.actual, reverse=True):  # bottom-up keeps line numbers valid
         block, actual = run.page.blocks[index], run.actual[index]
-        text = new_output_text(block.output, actual)
+        text = new_output_text(block.output, actual, band_factor(block.attributes.get("band")))
         fence_line = lines[block.line - 1]
         indent = fence_line[: len(fence_line) - len(fence_line.lstrip())]
         body = [indent + line if line else "" for line in text.split("\n")]

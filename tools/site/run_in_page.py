@@ -41,6 +41,8 @@ if str(ROOT) not in sys.path:  # mkdocs loads hooks by path
     sys.path.insert(0, str(ROOT))
 
 from tools.site.pyodide_runtime import NUMPY_WHEEL, RUNTIME_FILES, ensure_runtime  # noqa: E402
+from tools.source.markdown import (  # noqa: E402
+    CourseMarkdown, fence_attributes, fence_language)
 
 ASSETS = "assets/pyodide"
 PACKAGE = "attention"
@@ -247,6 +249,18 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
     return plan
 
 
+def fence_bands(markdown: str, count: int) -> list[str | None]:
+    """Each Python block's ``band="..."`` (``tools/pagecheck/outputs.py``), in page order,
+    for the browser's comparison with the page's Output; None where the fence has none."""
+    fences = [token for token in CourseMarkdown(ROOT).parse(markdown)
+              if token.type == "fence" and fence_language(token.info)[0] == "python"]
+    bands = [fence_attributes(token.info).get("band") for token in fences]
+    if len(bands) != count:  # the page's HTML and its Markdown disagree: say so
+        raise ValueError(f"{count} Python blocks in the page's HTML, {len(bands)} in its "
+                         "Markdown: a fence's band cannot be matched to its block")
+    return bands
+
+
 FACTS = "<!-- run-in-page facts -->"  # a page's placeholder for what Run downloads and runs
 
 
@@ -259,10 +273,13 @@ def on_page_content(content, page, config, files):
     skips = NOT_IN_BROWSER.get(page.file.src_uri, {})
     plan = browser_plan([block_code(b.group(1)) for b in blocks], skips)
     pieces, last = [], 0
+    bands = fence_bands(page.markdown or "", len(blocks))
     for index, (match, reason) in enumerate(zip(blocks, plan)):
         attrs = f'data-run-block="{index}"'
         if reason is not None:
             attrs += f' data-run-needs="{html.escape(reason)}"'
+        if bands[index] is not None:
+            attrs += f' data-run-band="{html.escape(bands[index])}"'
         pieces += [content[last:match.start()],
                    f'<div class="language-python highlight" {attrs}>', match.group(1),
                    "</code></pre></div>"]
