@@ -107,6 +107,29 @@ def product_shape(a_shape, b_shape):
 # --8<-- [end:ex4-solution]
 
 
+# --8<-- [start:ex4-wrong-asks-numpy]
+# rejected with: not to use
+def product_shape(a_shape, b_shape):
+    try:
+        return np.matmul(np.zeros(a_shape), np.zeros(b_shape)).shape
+    except ValueError:
+        return None
+# --8<-- [end:ex4-wrong-asks-numpy]
+
+
+# --8<-- [start:ex4-wrong-broadcast-shapes]
+# rejected with: not to use
+def product_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        return None
+    try:
+        batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        return None
+    return (*batch, a_shape[-2], b_shape[-1])
+# --8<-- [end:ex4-wrong-broadcast-shapes]
+
+
 # --8<-- [start:ex5-starter]
 def attention_scores(q, k):
     """q kᵀ / √d over the last two axes: q (..., n_q, d), k (..., n_k, d)."""
@@ -266,7 +289,10 @@ def product_shape(a_shape, b_shape):
 # --8<-- [start:ex4-wrong-never-refuses]
 # rejected with: NumPy refuses this product
 def product_shape(a_shape, b_shape):
-    batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    width = max(len(a_shape), len(b_shape)) - 2
+    a = (1,) * (width + 2 - len(a_shape)) + tuple(a_shape[:-2])
+    b = (1,) * (width + 2 - len(b_shape)) + tuple(b_shape[:-2])
+    batch = [max(p, q) for p, q in zip(a, b)]  # never checks that sizes fit
     return (*batch, a_shape[-2], b_shape[-1])
 # --8<-- [end:ex4-wrong-never-refuses]
 

@@ -62,7 +62,7 @@ def softmax_vjp(g, p):
 # --8<-- [start:ex1-wrong-jacobian]
 # rejected with: without forming diag(p) - p pᵀ
 def softmax_vjp(g, p):
-    eye = np.eye(p.shape[-1])
+    eye = np.eye(p.shape[-1], dtype=p.dtype)
     jacobian = np.einsum("...i,ij->...ij", p, eye) - np.einsum("...i,...j->...ij", p, p)
     return np.einsum("...ij,...j->...i", jacobian, g)
 # --8<-- [end:ex1-wrong-jacobian]

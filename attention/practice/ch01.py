@@ -167,11 +167,13 @@ def _numpy_product_shape(a_shape, b_shape):
 
 
 def check_product_shape(your_function):
-    """Exercise 4: your_function(a_shape, b_shape) = (a @ b).shape, or None."""
+    """Exercise 4: your_function(a_shape, b_shape) = (a @ b).shape, or None, without
+    calling NumPy (the page asks for the rule, not NumPy's answer: a call of numpy
+    is refused)."""
     cases = _PRODUCTS + _random_products(fresh_rng())
     for a_shape, b_shape, why in cases:
         expected = _numpy_product_shape(a_shape, b_shape)
-        got, problem = call(your_function, a_shape, b_shape)
+        got, problem = call(your_function, a_shape, b_shape, forbidden=(np,))
         call_text = f"product_shape({shape_text(a_shape)}, {shape_text(b_shape)})"
         if problem:
             return verdict(False, f"{call_text}: {problem}")

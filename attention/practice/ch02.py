@@ -13,14 +13,8 @@ import numpy as np
 from attention.masks import causal_mask
 from attention.multi_head import multi_head_attention, split_heads
 from attention.scaled_dot_product import attention
-from attention.practice.trials import Trial, difference, fresh_rng, judge, shape_text
+from attention.practice.trials import Trial, as_array, difference, fresh_rng, judge, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
-
-
-def _as_array(result, what):
-    if result is None:
-        return None, f"{what} returned None; return a NumPy array"
-    return np.asarray(result), None
 
 
 # Exercise 1 ---------------------------------------------------------------------------
@@ -100,7 +94,7 @@ def check_padding_mask(your_function):
         real = np.array([[tok != PAD for tok in seq] for seq in batch])  # (B, n)
         mask, problem = call(your_function, batch)
         if problem is None:
-            mask, problem = _as_array(mask, "your function")
+            mask, problem = as_array(mask, "your function")
         if problem:
             return verdict(False, problem)
         if mask.shape == (B, n) and B == n:
@@ -170,7 +164,7 @@ def check_multi_head_scale(your_function):
         W = [rng.normal(size=(d_model, d_model)) * 0.5 for _ in range(4)]
         got, problem = call(your_function, x, *W, n_heads)
         if problem is None:
-            got, problem = _as_array(got, "your function")
+            got, problem = as_array(got, "your function")
         if problem:
             return verdict(False, f"with {n_heads} heads: {problem}")
         expected = multi_head_attention(x, *W, n_heads)
@@ -262,7 +256,7 @@ def check_causal_mask(your_function):
         expected = causal_mask(n_q, n_k)
         label = f"for n_q = {n_q} and n_k = {n_k}"
         if problem is None:
-            got, problem = _as_array(got, "causal_mask")
+            got, problem = as_array(got, "causal_mask")
         if problem is None and got.dtype != np.bool_:
             problem = f"the mask has dtype {got.dtype}; it must be boolean (True = may attend)"
         if problem is None and got.shape != expected.shape:

@@ -21,7 +21,9 @@ from attention.softmax import log_softmax
 
 
 def _array(got, shape, what):
-    """got as a float array of `shape`, or a failure line."""
+    """got as a float array of `shape`, or a failure line (a list is not an array)."""
+    if isinstance(got, (list, tuple)):
+        return None, f"{what} should be a NumPy array of shape {shape}, got a {type(got).__name__}"
     try:
         a = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
@@ -198,9 +200,11 @@ def _window_run(your_function, rng, n, d, window, chunk):
         if problem:
             return f"{where}: {problem}"
         try:
+            if any(isinstance(a, (list, tuple)) for a in got):
+                raise TypeError("a list is not an array")
             keys, values, k_kept, v_kept = (np.asarray(a, dtype=np.float64) for a in got)
         except (TypeError, ValueError):
-            return "return four arrays (keys, values, k_kept, v_kept)"
+            return "return four NumPy arrays (keys, values, k_kept, v_kept)"
         if keys.ndim != 2 or keys.shape != values.shape or k_kept.ndim != 2 \
                 or k_kept.shape != v_kept.shape:
             return (f"keys/values and k_kept/v_kept should be (m, {d}) arrays in pairs, "
@@ -468,7 +472,7 @@ def _beam_reference(scores, logits, beam_width):
                                   max_new_tokens=2)
         beam[at], token[at] = seqs[:beam_width, 1], seqs[:beam_width, 2]
         total[at] = found[:beam_width]
-    return beam, token, total
+    return beam, token, total.astype(np.result_type(scores, logits))  # float32 stays
 
 
 def check_beam_step(your_function):

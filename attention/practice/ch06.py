@@ -23,6 +23,8 @@ from attention.softmax import softmax
 
 def _as_array(got, shape, what):
     """(array, None) if got is a float array of this shape, else (None, a failure line)."""
+    if isinstance(got, (list, tuple)):
+        return None, f"{what} should be a NumPy array of shape {shape}, got a {type(got).__name__}"
     try:
         got = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):

@@ -1,8 +1,11 @@
 """Wrong answers made from every exercise's own worked solution, which every check must
 reject: the solution's first result hard-coded (an answer fitted to the example numbers),
-the input returned unchanged, and the solution that also writes over its array inputs (an
-answer that works in place). And every exercise has at least three plausible wrong
-answers of its own (sections ``exK-wrong-<what>`` of exercises/chNN.py).
+the input returned unchanged, the solution that also writes over its array inputs (an
+answer that works in place), the solution that caches its results by the shapes of its
+inputs (the check must call it again on new values of shapes it has seen), and the
+solution's arrays returned as lists or float32 results returned as float64 (the kind of
+the result is part of the contract). And every exercise has at least three plausible
+wrong answers of its own (sections ``exK-wrong-<what>`` of exercises/chNN.py).
 
 Exercises are found by scanning the pages, as in test_exercises.py.
 """
@@ -61,6 +64,100 @@ def first_argument(solution):
     def answer(*args, **kwargs):
         return args[0] if args else None
     return answer
+
+
+def _key(value):
+    """What a cache by shape looks at: an array's shape and dtype, any other value."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.dtype.str)
+    if isinstance(value, dict):
+        return tuple((k, _key(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_key(v) for v in value)
+    return repr(value)
+
+
+def cached_by_shape(solution):
+    """The solution, remembered by the shapes of its inputs: a second call with arrays
+    of the same shapes (and the same other arguments) gets the first call's result."""
+    cache = {}
+
+    @functools.wraps(solution)
+    def answer(*args, **kwargs):
+        key = _key((args, kwargs))
+        if key not in cache:
+            cache[key] = solution(*args, **kwargs)
+        else:
+            answer.reused = True
+        return cache[key]
+    answer.reused = False
+    return answer
+
+
+def _arrays(result, convert):
+    """``result`` with every array in it (nested in tuples, lists, dicts) converted."""
+    if isinstance(result, np.ndarray):
+        return convert(result)
+    if isinstance(result, (tuple, list)):
+        return type(result)(_arrays(r, convert) for r in result)
+    if isinstance(result, dict):
+        return {k: _arrays(v, convert) for k, v in result.items()}
+    return result
+
+
+def as_lists(solution):
+    """The solution, its arrays (of one axis or more) returned as nested lists."""
+    @functools.wraps(solution)
+    def answer(*args, **kwargs):
+        def to_list(a):
+            if a.ndim and a.size:
+                answer.changed = True
+                return a.tolist()
+            return a
+        return _arrays(solution(*args, **kwargs), to_list)
+    answer.changed = False
+    return answer
+
+
+def widened(solution):
+    """The solution, its float32 results returned as float64."""
+    @functools.wraps(solution)
+    def answer(*args, **kwargs):
+        def wide(a):
+            if a.dtype == np.float32:
+                answer.changed = True
+                return a.astype(np.float64)
+            return a
+        return _arrays(solution(*args, **kwargs), wide)
+    answer.changed = False
+    return answer
+
+
+# Exercises whose page says a list (or another sequence) is as good as an array.
+LISTS_ALLOWED = set()
+
+
+@pytest.mark.parametrize("exercise", CASES, ids=IDS)
+def test_check_rejects_an_answer_that_caches_by_shape(exercise, capsys):
+    check, solution = check_and_solution(exercise)
+    answer = cached_by_shape(solution)
+    ok, line = run_check(check, answer, capsys)
+    if not answer.reused:
+        assert ok, line  # never called twice on the same shapes: it is the solution
+        pytest.skip(f"{exercise.check} never calls twice with the same arguments")
+    assert not ok and line.startswith("✗ Not yet: "), line
+
+
+@pytest.mark.parametrize("exercise", CASES, ids=IDS)
+@pytest.mark.parametrize("make", [as_lists, widened])
+def test_check_judges_the_kind_of_the_result(exercise, make, capsys):
+    check, solution = check_and_solution(exercise)
+    answer = make(solution)
+    ok, line = run_check(check, answer, capsys)
+    if not answer.changed or (make is as_lists
+                              and f"{exercise.chapter}-{exercise.section}" in LISTS_ALLOWED):
+        pytest.skip(f"{exercise.check}: no result of that kind to change")
+    assert not ok and line.startswith("✗ Not yet: "), line
 
 
 @pytest.mark.parametrize("exercise", CASES, ids=IDS)
