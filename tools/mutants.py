@@ -1,0 +1,176 @@
+"""Mutation score of the practice checks: how many small changes to the worked solutions
+each exercise's self-check notices.
+
+A mutant is the solution's section (``exercises/chNN.py:exK-solution``) with one small
+change to its syntax tree: an arithmetic or comparison operator swapped, a number moved
+by one (or doubled), a sign dropped, True and False exchanged, ``and`` for ``or``, a
+NumPy reduction for its twin (max/min, sum/mean, argmax/argmin). A mutant is killed
+when the check says ✗ (or the mutant does not run); a surviving mutant is a wrong
+answer the check accepts, unless it is equivalent to the solution (listed in
+EQUIVALENT with why).
+
+Run: ``python -m tools.mutants [ch01 ch05 ...]`` prints, per chapter, mutants killed of
+mutants made and the score, then every survivor; ``--quiet`` only the scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import copy
+import importlib
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SWAPS = {  # operator -> what a mutant puts in its place
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div, ast.Pow: ast.Mult, ast.Mod: ast.FloorDiv,
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.And: ast.Or, ast.Or: ast.And,
+    ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd, ast.USub: ast.UAdd,
+}
+TWINS = {"max": "min", "min": "max", "sum": "mean", "mean": "sum", "argmax": "argmin",
+         "argmin": "argmax", "maximum": "minimum", "minimum": "maximum",
+         "cumsum": "cumprod", "exp": "expm1", "log": "log1p"}
+
+# (chapter, section, mutant's description) -> why the mutant is equivalent to the
+# solution, so no check can kill it.
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("ch01", "ex2", "line 4: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",
+    ("ch01", "ex3", "line 4: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",
+    ("ch01", "ex6", "line 5: 1.0 -> 2.0"): "log of the stand-in for p = 0 is multiplied "
+                                           "by p = 0 and masked",
+}
+
+
+@dataclass
+class Mutant:
+    chapter: str
+    section: str
+    where: str  # "line 4: Add -> Sub"
+    killed: bool
+
+
+def _sites(tree):
+    """Every place a mutant can change, in a fixed order: (node, what it becomes)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant):
+            continue  # a docstring
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.AugAssign)):
+            op = node.op
+            if type(op) in SWAPS:
+                found.append((node, "op", SWAPS[type(op)]))
+        elif isinstance(node, ast.Compare):
+            for i, op in enumerate(node.ops):
+                if type(op) in SWAPS:
+                    found.append((node, ("cmp", i), SWAPS[type(op)]))
+        elif isinstance(node, ast.Constant) and type(node.value) in (int, float) \
+                and not isinstance(node.value, bool):
+            found.append((node, "num", None))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            found.append((node, "bool", None))
+        elif isinstance(node, ast.Attribute) and node.attr in TWINS:
+            found.append((node, "attr", TWINS[node.attr]))
+    return found
+
+
+def _apply(node, how, new):
+    """Change one site in place; return a description of the change."""
+    line = getattr(node, "lineno", 0)
+    if how == "op":
+        old = type(node.op).__name__
+        node.op = new()
+        return f"line {line}: {old} -> {new.__name__}"
+    if isinstance(how, tuple):  # ("cmp", i)
+        old = type(node.ops[how[1]]).__name__
+        node.ops[how[1]] = new()
+        return f"line {line}: {old} -> {new.__name__}"
+    if how == "num":
+        old = node.value
+        node.value = old + 1 if isinstance(old, int) else (old * 2 if old else 1.0)
+        return f"line {line}: {old!r} -> {node.value!r}"
+    if how == "bool":
+        node.value = not node.value
+        return f"line {line}: {not node.value} -> {node.value}"
+    old = node.attr
+    node.attr = new
+    return f"line {line}: .{old} -> .{new}"
+
+
+def mutants(source: str):
+    """(description, mutated source) for every single-site mutant of ``source``."""
+    tree = ast.parse(source)
+    for index in range(len(_sites(tree))):
+        changed = copy.deepcopy(tree)
+        node, how, new = _sites(changed)[index]
+        where = _apply(node, how, new)
+        yield where, ast.unparse(ast.fix_missing_locations(changed))
+
+
+def _killed(check, imports: str, source: str, function: str) -> bool:
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):  # a section's own prints
+        try:
+            exec(imports, namespace)
+            exec(source, namespace)
+            answer = namespace[function]
+        except Exception:  # a mutant that does not even define the function
+            return True
+        return not check(answer)
+
+
+def score(chapters_wanted=()) -> list[Mutant]:
+    """Every mutant of every worked solution (of the chapters wanted, or all)."""
+    from tests.support import Exercises
+    from tools.source.chapters import chapters
+
+    found = []
+    for chapter in chapters(ROOT):
+        for exercise in chapter.exercises():
+            if chapters_wanted and exercise.chapter not in chapters_wanted:
+                continue
+            module = importlib.import_module(f"attention.practice.{exercise.chapter}")
+            check = getattr(module, exercise.check)
+            sections = Exercises(f"{exercise.chapter}.py")
+            imports = sections.section("imports")
+            solution = sections.section(f"{exercise.section}-solution")
+            for where, source in mutants(solution):
+                if (exercise.chapter, exercise.section, where) in EQUIVALENT:
+                    continue
+                found.append(Mutant(exercise.chapter, exercise.section, where,
+                                    _killed(check, imports, source, exercise.function)))
+    return found
+
+
+def report(found: list[Mutant], quiet=False) -> str:
+    lines = []
+    for chapter in sorted({m.chapter for m in found}):
+        mine = [m for m in found if m.chapter == chapter]
+        killed = sum(m.killed for m in mine)
+        lines.append(f"{chapter}: {killed} of {len(mine)} mutants killed "
+                     f"({100 * killed / len(mine):.1f}%)")
+    killed = sum(m.killed for m in found)
+    lines.append(f"all: {killed} of {len(found)} ({100 * killed / max(len(found), 1):.1f}%)")
+    if not quiet:
+        lines += [f"survives: {m.chapter} {m.section} {m.where}" for m in found
+                  if not m.killed]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="ch01 ch05 ... (default: all)")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    print(report(score(tuple(args.chapters)), args.quiet))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
