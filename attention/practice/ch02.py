@@ -19,10 +19,12 @@ from attention.practice.verdict import call, guard_checks, verdict
 
 # Exercise 1 ---------------------------------------------------------------------------
 
-def _weights_trial(rng, lead, n_q, n_k, d, masked="", dtype=np.float64):
-    q = rng.normal(size=lead + (n_q, d)).astype(dtype)
+def _weights_trial(rng, lead, n_q, n_k, d, masked="", dtype=np.float64, scale=1.0):
+    q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
     k = rng.normal(size=lead + (n_k, d)).astype(dtype)
     kwargs, label = {}, f"q {shape_text(q.shape)} and k {shape_text(k.shape)} in {np.dtype(dtype).name}"
+    if scale != 1.0:
+        label += f", q scaled by {scale:g} (scores spread over thousands)"
     if masked:
         mask = rng.random(size=(n_q, n_k)) < 0.7
         if masked == "a fully masked row":
@@ -46,7 +48,8 @@ def check_attention_weights(your_function):
               _weights_trial(rng, (), 4, 6, 8, masked="random"),
               _weights_trial(rng, (2, 3), 5, 5, 32, masked="random"),
               _weights_trial(rng, (2,), 4, 9, 4, dtype=np.float32),
-              _weights_trial(rng, (), 3, 5, 8, masked="a fully masked row")]
+              _weights_trial(rng, (), 3, 5, 8, masked="a fully masked row"),
+              _weights_trial(rng, (2,), 4, 6, 8, masked="random", scale=1000.0)]
     d_of = lambda q: q.shape[-1]  # noqa: E731
     return judge(
         your_function, trials, _weights, what="attention_weights",

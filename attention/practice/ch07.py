@@ -44,13 +44,25 @@ def _random_words(rng):
     return words
 
 
+# Words whose symbols are already merges of several letters, with their answer (the
+# package's trainer sees letters, so these are worked out here): a pair is two symbols,
+# never two letters that happen to sit side by side in the spelling.
+_MULTI_LETTER = [
+    ({("th", "e"): 2, ("t", "he"): 3, ("th", "en"): 1},
+     ("t", "he"), {("th", "e"): 2, ("the",): 3, ("th", "en"): 1}),
+    ({("a", "b"): 2, ("aa", "b"): 1, ("a", "ab"): 1},
+     ("a", "b"), {("ab",): 2, ("aa", "b"): 1, ("a", "ab"): 1}),
+]
+
+
 def check_merge_step(your_function):
     """Exercise 1: your_function(words) = (pair, merged words) for one BPE step."""
     rng = fresh_rng()
-    corpora = [{("a", "a", "a"): 3, ("b", "c"): 2}]  # overlapping pairs: aa|a
+    corpora = [{("a", "a", "a"): 3, ("b", "c"): 2},  # overlapping pairs: aa|a
+               {("c", "d"): 2, ("a", "b"): 2}]  # a tie, built in: (a, b) wins
     corpora += [_random_words(rng) for _ in range(20)]
-    for words in corpora:
-        pair, expected = _reference_merge(words)
+    cases = [(words, *_reference_merge(words)) for words in corpora] + _MULTI_LETTER
+    for words, pair, expected in cases:
         got, problem = call(your_function, dict(words))
         if problem:
             return verdict(False, problem)
@@ -69,7 +81,9 @@ def check_merge_step(your_function):
             return verdict(False, f"merging {pair} in {words} gives {expected}, you gave "
                                   f"{got_words} (merge left to right, never overlapping)")
     return verdict(True, f"{len(corpora)} corpora (20 drawn at random) merged as the "
-                         f"package's trainer merges them, overlapping pairs included.")
+                         f"package's trainer merges them, overlapping pairs and ties "
+                         f"included, and {len(_MULTI_LETTER)} of symbols of several "
+                         "letters (after earlier merges).")
 
 
 # Exercise 2 ---------------------------------------------------------------------------

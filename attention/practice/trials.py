@@ -62,6 +62,18 @@ def redrawable(builder):
     return build
 
 
+def defaulted(trial, name, value):
+    """The trial with its argument ``name`` (which is ``value``, the exercise's stated
+    default) left out of the call: the reader's default is then part of what is judged."""
+    if trial.kwargs.get(name) == value:
+        trial.kwargs = {k: v for k, v in trial.kwargs.items() if k != name}
+        trial.label += f", {name} left to its default {value:g}"
+    elif trial.args and trial.args[-1] == value:
+        trial.args = trial.args[:-1]
+        trial.label += f", {name} left to its default {value:g}"
+    return trial
+
+
 def normal(rng, shape, dtype=np.float64, scale=1.0, shift=0.0):
     """Random normal numbers of a shape and dtype (scale and shift for extreme values)."""
     return (rng.normal(size=shape) * scale + shift).astype(dtype)
