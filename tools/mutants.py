@@ -58,6 +58,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
                                         "it divides by 1 either way",
     ("ch03", "ex8", "line 4: FloorDiv -> Div"): "np.arange of a whole float gives the "
                                                 "same numbers",
+    ("ch04", "ex9", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
+                                       "'the rest'",
     ("ch11", "ex3", "line 7: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",
     ("ch11", "ex3", "line 11: 1.0 -> 2.0"): "the stand-in divides a sum of 0",
     ("ch11", "ex3", "line 11: 0 -> 1"): "a sum with a chunk is >= 1; at exactly 1 it "

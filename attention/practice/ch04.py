@@ -17,7 +17,7 @@ from attention.sampling import (
     apply_temperature, filter_min_p, filter_top_k, filter_top_p, probabilities,
     sample_next)
 from attention.scaled_dot_product import attention
-from attention.softmax import log_softmax
+from attention.softmax import log_softmax, softmax
 
 
 def _array(got, shape, what):
@@ -145,14 +145,23 @@ def check_kv_cache_size(your_function):
     for name, (n_layers, n_heads, n_kv_heads, d_model) in configs.items():
         config = SimpleNamespace(n_layers=n_layers, n_heads=n_heads,
                                  n_kv_heads=n_kv_heads, d_model=d_model)
-        for n_tokens, bpv in ((8192, 2), (1, 4)):
+        # (a million tokens: past what int32 holds; None: bytes_per_value left to its
+        # default, 2)
+        for n_tokens, bpv in ((8192, 2), (1, 4), (1_000_000, 1), (3, None)):
             want = kv_cache_bytes(n_layers, n_kv_heads, d_model // n_heads, n_tokens,
-                                  bytes_per_value=bpv)
-            got, problem = call(your_function, config, n_tokens, bpv)
+                                  bytes_per_value=bpv or 2)
+            got, problem = call(your_function, config, n_tokens,
+                                *(() if bpv is None else (bpv,)))
+            bpv = bpv or "the default 2"
             if problem:
                 return verdict(False, problem)
-            if not isinstance(got, (int, float, np.integer, np.floating)):
-                return verdict(False, f"return a number of bytes, got {type(got).__name__}")
+            if isinstance(got, (float, np.floating)) and got == int(got):
+                return verdict(False, f"{name}: you returned {got!r}, a float; a number "
+                                      "of bytes is a whole number: keep it an int (d_model "
+                                      "// n_heads, not /)")
+            if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
+                return verdict(False, f"return a whole number of bytes (an int), got "
+                                      f"{type(got).__name__}")
             if got != want:
                 ratio = got / want
                 hint = {0.5: "half of it: the cache keeps keys AND values",
@@ -282,6 +291,9 @@ def check_min_p_filter(your_function):
         trial.args += (p,)
         trial.label += f", p = {p:g}"
         trials.append(trial)
+    # The high edge, p = 1: only the top token stays (both, when two tie at the top).
+    trials.append(Trial("logits (6,) with two tied at the top, p = 1",
+                        (np.array([2.0, -1.0, 2.0, 0.5, 1.0, 0.0]), 1.0)))
     return judge(your_function, trials, filter_min_p, what="min_p_filter",
                  success="your filter equals min-p sampling's (Nguyen et al., 2024; Hugging "
                          "Face's MinPLogitsWarper).",
@@ -357,6 +369,17 @@ def _sampled(logits, temperature, u):
     return sample_next(logits, _Replay(u[..., None]), temperature=temperature)
 
 
+def _rounded_down_trial(rng):
+    """A row whose probabilities add up, in floating point, to just under 1, and u just
+    under 1 past that sum: the draw is the last token, not one past the end."""
+    u = np.nextafter(1.0, 0.0)
+    while True:
+        logits = rng.normal(size=(1, 7))
+        if np.cumsum(softmax(logits, axis=-1), axis=-1)[0, -1] < u:
+            return Trial("logits (1, 7) whose probabilities add up to just under 1, "
+                         "u just under 1", (logits, 1.0, np.array([u])))
+
+
 def check_temperature_sample(your_function):
     """Exercise 8: your_function(logits, temperature, u) = the token of each row that
     the uniform u falls on, at temperature T (inverse-transform sampling), over any
@@ -367,7 +390,12 @@ def check_temperature_sample(your_function):
               _temperature_trial(rng, (300, 9), 1.3, dtype=np.float32),
               _temperature_trial(rng, (300, 8), 0.8, kind="some -inf"),
               _temperature_trial(rng, (200, 6), 0.05, kind="spread over ±1000"),
-              _temperature_trial(rng, (5,), 1.0)]
+              _temperature_trial(rng, (5,), 1.0),
+              # u = 0 on rows whose first tokens have probability 0: never drawn
+              Trial("logits (3, 5) whose first two tokens are -inf, u = 0",
+                    (np.concatenate([np.full((3, 2), -np.inf), rng.normal(size=(3, 3))], -1),
+                     1.0, np.zeros(3))),
+              _rounded_down_trial(rng)]
 
     def drawn(probs_of):
         return lambda logits, temperature, u: _inverse_transform(
