@@ -79,6 +79,16 @@ def merge(o1, m1, l1, o2, m2, l2):
 # --8<-- [end:ex2-solution]
 
 
+# --8<-- [start:ex2-wrong-smaller-maximum]
+# rejected with: higher
+def merge(o1, m1, l1, o2, m2, l2):
+    m = np.minimum(m1, m2)  # a common shift, but the smaller one
+    w1 = (l1 * np.exp(m1 - m))[..., None]
+    w2 = (l2 * np.exp(m2 - m))[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex2-wrong-smaller-maximum]
+
+
 # --8<-- [start:ex3-starter]
 def tile_kind(q0, q1, k0, k1, n_q, n_k):
     """Causal mask over queries q0..q1-1, keys k0..k1-1: "skip", "full" or
@@ -436,6 +446,38 @@ def chunked_attention(q, k, v, chunk):
         out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
     return out
 # --8<-- [end:ex6-wrong-top-left]
+
+
+# --8<-- [start:ex6-wrong-first-key-shift]
+# rejected with: spread over thousands
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        positions = np.arange(i0, i1) + n_k - n_q
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= positions[:, None], s, -np.inf)
+        p = np.exp(s - s[:, :1])  # key 0 is always visible: shift by its score
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-first-key-shift]
+
+
+# --8<-- [start:ex6-wrong-drops-the-last-chunk]
+# rejected with: Not yet
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.zeros((n_q, v.shape[1]))
+    for i0 in range(0, n_q - chunk + 1, chunk):  # only whole chunks
+        i1 = i0 + chunk
+        positions = np.arange(i0, i1) + n_k - n_q
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= positions[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-drops-the-last-chunk]
 
 
 # --8<-- [start:ex7-starter]

@@ -58,6 +58,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
                                         "it divides by 1 either way",
     ("ch03", "ex8", "line 4: FloorDiv -> Div"): "np.arange of a whole float gives the "
                                                 "same numbers",
+    ("ch05", "ex1", "line 4: 0.0 -> 1.0"): "the first block scales l by exp(-inf) = 0",
     ("ch04", "ex9", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                        "'the rest'",
     ("ch11", "ex3", "line 7: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",
@@ -76,9 +77,11 @@ class Mutant:
 
 
 def _sites(tree):
-    """Every place a mutant can change, in a fixed order: (node, what it becomes)."""
+    """Every place a mutant can change, in a fixed order: (node, what it becomes). Only
+    inside functions: a section's own example call (a print) is not the answer."""
     found = []
-    for node in ast.walk(tree):
+    inside = [n for f in tree.body if isinstance(f, ast.FunctionDef) for n in ast.walk(f)]
+    for node in inside:
         if isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant):
             continue  # a docstring
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.AugAssign)):

@@ -13,7 +13,7 @@ import numpy as np
 from attention.masks import causal_mask
 from attention.model import ModelConfig, forward, init_params
 from attention.scaled_dot_product import attention
-from attention.softmax import logsumexp
+from attention.softmax import logsumexp, softmax
 from attention.practice.measure import BlockStream, Counted, kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
                                        shape_text)
@@ -103,16 +103,22 @@ def _half(q, k, v, shift=0.0):
     return p @ v / l[..., None], m, l
 
 
-def _merge_trial(rng, lead, n_q, n_k, d, d_v, split, shift=0.0):
+def _merge_trial(rng, lead, n_q, n_k, d, d_v, split, shift=0.0, gap=0.0):
+    """Two parts of the keys; ``gap`` is added to every score of the second part (its
+    maximum then lies ``gap`` above the first's: exp of the difference overflows
+    unless taken from the common maximum)."""
     q = rng.normal(size=lead + (n_q, d))
     k = rng.normal(size=lead + (n_k, d))
     v = rng.normal(size=lead + (n_k, d_v))
     k[..., split:, :] *= 3.0  # the second part scores higher: the two maxima differ
     halves = (_half(q, k[..., :split, :], v[..., :split, :], shift)
-              + _half(q, k[..., split:, :], v[..., split:, :], shift))
+              + _half(q, k[..., split:, :], v[..., split:, :], shift + gap))
     label = (f"queries {shape_text(lead + (n_q, d))} over {split} + {n_k - split} keys"
-             + (f", scores near {shift:g}" if shift else ""))
-    return Trial(label, halves, expected=attention(q, k, v))
+             + (f", scores near {shift:g}" if shift else "")
+             + (f", the second part's {gap:g} higher" if gap else ""))
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d)
+    scores[..., split:] += gap
+    return Trial(label, halves, expected=softmax(scores, axis=-1) @ v)
 
 
 def check_merge(your_function):
@@ -122,7 +128,8 @@ def check_merge(your_function):
     trials = [_merge_trial(rng, (), 5, 12, 8, 3, 6),
               _merge_trial(rng, (2, 3), 4, 11, 8, 5, 4),
               _merge_trial(rng, (2,), 6, 9, 4, 3, 7, shift=1000.0),
-              _merge_trial(rng, (3,), 3, 8, 4, 2, 2, shift=-1000.0)]
+              _merge_trial(rng, (3,), 3, 8, 4, 2, 2, shift=-1000.0),
+              _merge_trial(rng, (2,), 4, 7, 4, 3, 3, gap=1500.0)]
 
     def averaged(o1, m1, l1, o2, m2, l2):
         return (o1 + o2) / 2
@@ -367,11 +374,21 @@ def check_chunked_attention(your_function):
     """Exercise 6: your_function(q, k, v, chunk) = causal attention computed `chunk`
     queries at a time; the peak memory is measured (a chunk's scores, not all of them)."""
     rng = fresh_rng()
-    trials = [(7, 7, 4, 3), (10, 10, 8, 4), (6, 9, 4, 5)]
-    for n_q, n_k, d, chunk in trials:
-        q, k, v = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)), rng.normal(size=(n_k, 3))
+    # (n_q, n_k, d, chunk, scale): chunks of 1 and longer than the queries, and scores
+    # spread over thousands (q scaled), where a shift by anything but the row's
+    # maximum overflows
+    trials = [(7, 7, 4, 3, 1.0), (10, 10, 8, 4, 1.0), (6, 9, 4, 5, 1.0), (5, 8, 4, 1, 1.0),
+              (4, 6, 4, 10, 1.0), (6, 6, 4, 4, 800.0)]
+    for n_q, n_k, d, chunk, scale in trials:
+        while True:  # when spread: a row whose maximum is 800 above key 0, built in
+            q, k, v = (rng.normal(size=(n_q, d)) * scale, rng.normal(size=(n_k, d)),
+                       rng.normal(size=(n_k, 3)))
+            s = np.where(causal_mask(n_q, n_k), q @ k.T / math.sqrt(d), np.nan)
+            if scale == 1 or np.any(np.nanmax(s, 1) - s[:, 0] > 800):
+                break
         got, problem = call(your_function, q, k, v, chunk)
-        label = f"on {n_q} queries and {n_k} keys in chunks of {chunk}"
+        label = f"on {n_q} queries and {n_k} keys in chunks of {chunk}" + (
+            ", scores spread over thousands" if scale > 1 else "")
         if problem is None:
             got, problem = as_array(got, "chunked_attention")
         problem = problem or difference(got, attention(q, k, v, causal=True))
@@ -391,7 +408,9 @@ def check_chunked_attention(your_function):
         return verdict(False, f"{label}: your function held {peak / 2**20:.1f} MiB at once; all the "
                               f"scores take {kib(n * n * 8)}, one chunk's {kib(chunk * n * 8)}. "
                               "Compute the scores of one chunk of queries at a time")
-    return verdict(True, f"on 3 random shapes (n_q ≠ n_k included) your output equals causal "
+    return verdict(True, f"on {len(trials)} random shapes (n_q ≠ n_k, chunks of 1 and longer "
+                         "than the queries, scores spread over thousands included) your "
+                         "output equals causal "
                          f"attention, and at {n:,} tokens it held at most {kib(limit)}, not "
                          f"the {kib(n * n * 8)} of every score at once.")
 
