@@ -59,6 +59,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ch03", "ex8", "line 4: FloorDiv -> Div"): "np.arange of a whole float gives the "
                                                 "same numbers",
     ("ch05", "ex1", "line 4: 0.0 -> 1.0"): "the first block scales l by exp(-inf) = 0",
+    ("ch06", "ex3", "line 1: 1e-06 -> 2e-06"): "a default step of 2e-6 is as accurate",
+    ("ch06", "ex4", "line 9: USub -> UAdd"): "axis 1 is axis -1 of the (n, n) arrays",
+    ("ch06", "ex5", "line 7: 1 -> 2"): "NumPy's reshape takes any negative size as "
+                                       "'the rest'",
+    ("ch06", "ex5", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
+                                       "'the rest'",
+    ("ch06", "ex6", "line 7: 0 -> 1"): "any index serves for an ignored row",
     ("ch04", "ex9", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                        "'the rest'",
     ("ch11", "ex3", "line 7: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",

@@ -46,3 +46,11 @@ def test_check_rejects_the_wrong_answer_and_says_what_is_wrong(exercise, section
         ok, line = run_check(check, answer, capsys)
         assert not ok and line.startswith("✗ Not yet: ") and words in line, (
             f"run {run + 1} of {RUNS}: {line}")
+
+
+def test_no_section_name_is_used_twice():
+    """A second section of the same name would never run (the first one is loaded)."""
+    for path in sorted((ROOT / "exercises").glob("ch*.py")):
+        names = re.findall(r"# --8<-- \[start:([\w-]+)\]", path.read_text("utf8"))
+        twice = sorted({n for n in names if names.count(n) > 1})
+        assert not twice, f"exercises/{path.name}: {twice}"
