@@ -66,6 +66,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ch06", "ex5", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                        "'the rest'",
     ("ch06", "ex6", "line 7: 0 -> 1"): "any index serves for an ignored row",
+    ("ch08", "ex1", "line 20: 0.001 -> 0.002"): "a step of either width between whole "
+                                                "pair indices",
+    ("ch08", "ex1", "line 21: FloorDiv -> Div"): "np.arange of a whole float gives the "
+                                                 "same numbers",
     ("ch04", "ex9", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                        "'the rest'",
     ("ch11", "ex3", "line 7: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",
