@@ -294,3 +294,26 @@ def load_balancing_loss(router_logits, k):
     f = np.bincount(chosen.ravel(), minlength=n_experts) / (n_tokens * k)
     return n_experts * np.sum(f * p.mean(axis=0))
 # --8<-- [end:ex5-wrong-per-assignment]
+
+
+# --8<-- [start:ex2-wrong-default-one-byte]
+# rejected with: left to its default
+def latent_cache_bytes(config, n_tokens, bytes_per_value=1):
+    """Bytes of MLA's cache for n_tokens tokens of one sequence, for a
+    ModelConfig of arch "deepseek_v3"."""
+    c = config
+    per_layer = c.kv_lora_rank + c.qk_rope_head_dim  # latent, shared key
+    return c.n_layers * per_layer * n_tokens * bytes_per_value
+# --8<-- [end:ex2-wrong-default-one-byte]
+
+
+# --8<-- [start:ex2-wrong-int32]
+# rejected with: Not yet
+def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
+    """Bytes of MLA's cache for n_tokens tokens of one sequence, for a
+    ModelConfig of arch "deepseek_v3"."""
+    c = config
+    per_layer = c.kv_lora_rank + c.qk_rope_head_dim  # latent, shared key
+    return int(np.int32(c.n_layers) * np.int32(per_layer) * np.int32(n_tokens)
+               * np.int32(bytes_per_value))
+# --8<-- [end:ex2-wrong-int32]

@@ -70,6 +70,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
                                                 "pair indices",
     ("ch08", "ex1", "line 21: FloorDiv -> Div"): "np.arange of a whole float gives the "
                                                  "same numbers",
+    ("ch09", "ex5", "line 5: USub -> UAdd"): "axis 1 is axis -1 of (tokens, n_experts)",
+    ("ch09", "ex5", "line 7: USub -> UAdd"): "axis 1 is axis -1 of (tokens, n_experts)",
+    ("ch11", "ex1", "line 12: USub -> UAdd"): "axis 1 is axis -1 of (k, vocab)",
+    ("ch11", "ex1", "line 14: Gt -> GtE"): "the stand-in is only used where total > 0",
+    ("ch11", "ex1", "line 14: 1.0 -> 2.0"): "the stand-in is only used where total > 0",
+    ("ch11", "ex2", "line 12: 1 -> 2"): "NumPy's reshape takes any negative size as "
+                                        "'the rest'",
     ("ch04", "ex9", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                        "'the rest'",
     ("ch11", "ex3", "line 7: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",

@@ -78,12 +78,16 @@ def check_latent_cache_bytes(your_function):
                      qk_nope_head_dim=128, v_head_dim=128)
     configs = [(v3, 4096, 2)]
     configs += [(_mla_config(rng), int(rng.integers(1, 5000)), b) for b in (1, 4)]
+    # a million tokens (past int32) and bytes_per_value left to its default (None: 2)
+    configs += [(v3, 1_000_000, 2), (_mla_config(rng), 7, None)]
     for config, n, b in configs:
-        want = latent_cache_bytes(config, n, bytes_per_value=b)
-        got, problem = call(your_function, config, n, b)
+        want = latent_cache_bytes(config, n, bytes_per_value=b or 2)
+        got, problem = call(your_function, config, n, *(() if b is None else (b,)))
         where = (f"n_layers={config.n_layers}, kv_lora_rank={config.kv_lora_rank}, "
                  f"qk_rope_head_dim={config.qk_rope_head_dim}, n_heads={config.n_heads}, "
-                 f"{n} tokens, {b} bytes per value")
+                 f"{n:,} tokens, " + (f"{b} bytes per value" if b else
+                                      "bytes_per_value left to its default 2"))
+        b = b or 2
         if problem is None and (isinstance(got, bool) or not isinstance(got, (int, np.integer))):
             problem = f"return a whole number of bytes, got {got!r}"
         if problem is None and got != want:
@@ -99,8 +103,9 @@ def check_latent_cache_bytes(your_function):
             problem = known.get(int(got), f"got {int(got):,}, expected {want:,}")
         if problem is not None:
             return verdict(False, f"for {where}: {problem}")
-    return verdict(True, f"on DeepSeek-V3's sizes and {len(configs) - 1} random "
-                         "configurations your count equals n_layers * (kv_lora_rank + "
+    return verdict(True, f"on DeepSeek-V3's sizes (4,096 and 1,000,000 tokens), 3 random "
+                         "configurations (one with the default 2 bytes per value) "
+                         "your count equals n_layers * (kv_lora_rank + "
                          "qk_rope_head_dim) values per token.")
 
 

@@ -17,7 +17,7 @@ from attention.serving.split_kv import merge_chunks
 
 # Exercise 1 ---------------------------------------------------------------------------
 
-def _rule_trial(rng, k, vocab, *, same_row=False, zeros=0):
+def _rule_trial(rng, k, vocab, *, same_row=None, zeros=0):
     p = rng.dirichlet(np.ones(vocab), size=k + 1)
     q = rng.dirichlet(np.ones(vocab), size=k)
     if zeros:  # top-k filtered draft and target: some tokens impossible
@@ -32,10 +32,10 @@ def _rule_trial(rng, k, vocab, *, same_row=False, zeros=0):
     if k >= 2:
         drafted[0] = np.argmax(p[0] - q[0])
     drafted[-1] = np.argmax(q[-1] - p[-2])
-    if same_row:  # a draft that agrees with the target on row 0
-        q[0] = p[0]
+    if same_row is not None:  # a draft that agrees with the target on that row
+        q[same_row] = p[same_row]
     label = f"p {shape_text(p.shape)}, q {shape_text(q.shape)}"
-    label += ", q equal to p on row 0" if same_row else ""
+    label += f", q equal to p on row {same_row}" if same_row is not None else ""
     label += f", {zeros} zero-probability tokens per row" if zeros else ""
     return Trial(label, (p, q, drafted))
 
@@ -85,7 +85,8 @@ def check_accept_rule(your_function):
     """Exercise 1: your_function(p, q, drafted) = (min(1, p/q), norm(max(0, p - q)))."""
     rng = fresh_rng()
     trials = [_rule_trial(rng, 3, 6), _rule_trial(rng, 1, 4),
-              _rule_trial(rng, 4, 8, zeros=3), _rule_trial(rng, 2, 5, same_row=True)]
+              _rule_trial(rng, 4, 8, zeros=3), _rule_trial(rng, 2, 5, same_row=0),
+              _rule_trial(rng, 4, 5, same_row=2)]  # its residual: its own row of p
     return judge(your_function, trials, _rule, what="accept_rule", compare=_compare_rule,
                  success="your acceptance probabilities and residuals equal the rule "
                          "that keeps the target's distribution.")
