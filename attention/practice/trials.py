@@ -67,10 +67,12 @@ def defaulted(trial, name, value):
     default) left out of the call: the reader's default is then part of what is judged."""
     if trial.kwargs.get(name) == value:
         trial.kwargs = {k: v for k, v in trial.kwargs.items() if k != name}
-        trial.label += f", {name} left to its default {value:g}"
     elif trial.args and trial.args[-1] == value:
         trial.args = trial.args[:-1]
-        trial.label += f", {name} left to its default {value:g}"
+    else:
+        return trial
+    said = f", {name} {value:g}"  # the label named the value: it now says the default
+    trial.label = trial.label.replace(said, "") + f", {name} left to its default {value:g}"
     return trial
 
 
