@@ -428,3 +428,16 @@ def entropy(p):
     safe = np.where(p > 0, p, 1.0)
     return -np.sum(np.where(p > 0, p * np.log(safe), 0.0), axis=0)
 # --8<-- [end:ex6-wrong-first-axis]
+
+
+# --8<-- [start:ex3-wrong-squeezes-every-axis]
+# rejected with: Not yet
+def logsumexp(x, axis=-1, keepdims=False):
+    """log Σ exp(x) along `axis`, stable; -inf for a row of -inf."""
+    m = np.max(x, axis=axis, keepdims=True)  # keep the axis: one per row
+    m = np.where(np.isfinite(m), m, 0.0)  # -inf - (-inf) would be nan
+    total = np.sum(np.exp(x - m), axis=axis, keepdims=True)  # >= 1, or 0
+    with np.errstate(divide="ignore"):  # log(0) = -inf for a row of -inf
+        out = np.log(total) + m
+    return out if keepdims else np.squeeze(out)
+# --8<-- [end:ex3-wrong-squeezes-every-axis]

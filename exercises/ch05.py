@@ -553,3 +553,31 @@ def forward_flops(config, n):
     weights = 2 * n * (2 * d * d + 2 * d * config.n_kv_heads * dh + 3 * d * config.d_ff)
     return config.n_layers * weights + 2 * n * d * config.vocab_size
 # --8<-- [end:ex7-wrong-no-attention]
+
+
+# --8<-- [start:ex4-wrong-one-shift-per-tile]
+# rejected with: Not yet
+def tile_attention(q_tile, k, v, q0, block):
+    """Causal attention of one query tile, `block` keys at a time.
+
+    q_tile (b_q, d): the queries at positions q0 .. q0 + b_q - 1 of a sequence
+    whose keys and values are k (n, d) and v (n, d_v). Query i of the tile sees
+    keys 0 .. q0 + i. Returns (b_q, d_v).
+    """
+    b_q = q_tile.shape[0]
+    positions = q0 + np.arange(b_q)  # (b_q,) where each query sits
+    m = np.full(b_q, -np.inf)  # (b_q,) running maximum of each row
+    l = np.zeros(b_q)  # (b_q,) running sum of exp(s - m)
+    acc = np.zeros((b_q, v.shape[1]))  # (b_q, d_v) running sum of exp(s - m) v
+    for k0 in range(0, positions[-1] + 1, block):  # later blocks: never seen
+        keys = np.arange(k0, min(k0 + block, k.shape[0]))  # (b_k,) positions
+        s = q_tile @ k[keys].T / math.sqrt(q_tile.shape[1])  # (b_q, b_k)
+        s = np.where(keys[None, :] <= positions[:, None], s, -np.inf)
+        m_new = np.maximum(m, s.max())  # (b_q,) finite: key 0 is seen
+        alpha = np.exp(m - m_new)  # (b_q,)
+        p = np.exp(s - m_new[:, None])  # (b_q, b_k); exp(-inf) = 0
+        l = l * alpha + p.sum(axis=1)
+        acc = acc * alpha[:, None] + p @ v[keys]  # (b_q, d_v)
+        m = m_new
+    return acc / l[:, None]
+# --8<-- [end:ex4-wrong-one-shift-per-tile]

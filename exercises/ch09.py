@@ -317,3 +317,17 @@ def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
     return int(np.int32(c.n_layers) * np.int32(per_layer) * np.int32(n_tokens)
                * np.int32(bytes_per_value))
 # --8<-- [end:ex2-wrong-int32]
+
+
+# --8<-- [start:ex5-wrong-no-minlength]
+# rejected with: Not yet
+def load_balancing_loss(router_logits, k):
+    """n_experts * sum_e f_e P_e for router_logits (tokens, n_experts):
+    f_e = (top-k assignments to expert e) / tokens, P_e = the mean softmax
+    probability of expert e."""
+    p = softmax(router_logits, axis=-1)             # (tokens, n_experts)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
+    f = np.bincount(chosen.ravel()) / n_tokens
+    return n_experts * np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-wrong-no-minlength]

@@ -4,7 +4,9 @@ each exercise's self-check notices.
 A mutant is the solution's section (``exercises/chNN.py:exK-solution``) with one small
 change to its syntax tree: an arithmetic or comparison operator swapped, a number moved
 by one (or doubled), a sign dropped, True and False exchanged, ``and`` for ``or``, a
-NumPy reduction for its twin (max/min, sum/mean, argmax/argmin). A mutant is killed
+NumPy reduction for its twin (max/min, sum/mean, argmax/argmin), a keyword argument
+dropped (axis=, keepdims=, ...), the two arms of ``np.where`` exchanged, or one
+statement of a function deleted (one that is not alone in its block). A mutant is killed
 when the check says ✗ (or the mutant does not run); a surviving mutant is a wrong
 answer the check accepts, unless it is equivalent to the solution (listed in
 EQUIVALENT with why).
@@ -77,6 +79,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ch11", "ex1", "line 14: 1.0 -> 2.0"): "the stand-in is only used where total > 0",
     ("ch11", "ex2", "line 12: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                         "'the rest'",
+    ("ch01", "ex2", "line 4: deleted"): "only rows of all -inf differ, where the package's "
+                                        "log-softmax is nan too (outside the contract)",
+    ("ch01", "ex3", "line 6: drops divide="): "only a warning the check silences",
+    ("ch04", "ex5", "line 4: deleted"): "a slice of the last k entries stops at the first "
+                                        "entry anyway",
+    ("ch04", "ex9", "line 10: drops kind="): "the check's totals have no ties: any sort "
+                                             "ranks them alike",
+    ("ch10", "ex1", "line 8: drops dtype="): "a float64 state is only more precise; the "
+                                             "output keeps the inputs' dtype",
     ("ch04", "ex9", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                        "'the rest'",
     ("ch11", "ex3", "line 7: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",
@@ -92,6 +103,22 @@ class Mutant:
     section: str
     where: str  # "line 4: Add -> Sub"
     killed: bool
+
+
+# Functions whose axis defaults to -1: dropping axis=-1 from a call of one changes
+# nothing (NumPy's sort, argsort, take_along_axis; the package's softmaxes).
+LAST_AXIS_BY_DEFAULT = {"softmax", "log_softmax", "logsumexp", "sort", "argsort",
+                        "take_along_axis"}
+
+
+def _default(call, keyword) -> bool:
+    """Whether a keyword argument repeats the callee's own default (axis=-1 of the
+    functions above): dropping it would be an equivalent mutant."""
+    name = getattr(call.func, "attr", None) or getattr(call.func, "id", None)
+    value = keyword.value
+    return (keyword.arg == "axis" and name in LAST_AXIS_BY_DEFAULT
+            and isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub)
+            and isinstance(value.operand, ast.Constant) and value.operand.value == 1)
 
 
 def _sites(tree):
@@ -117,6 +144,20 @@ def _sites(tree):
             found.append((node, "bool", None))
         elif isinstance(node, ast.Attribute) and node.attr in TWINS:
             found.append((node, "attr", TWINS[node.attr]))
+        if isinstance(node, ast.Call):
+            for i, keyword in enumerate(node.keywords):
+                if keyword.arg is not None and not _default(node, keyword):
+                    found.append((node, ("kw", i), keyword.arg))
+            if (isinstance(node.func, ast.Attribute) and node.func.attr == "where"
+                    and len(node.args) == 3):
+                found.append((node, "where", None))
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and len(body) > 1:
+            for i, statement in enumerate(body):
+                if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)) or (
+                        isinstance(statement, ast.Expr)
+                        and not isinstance(statement.value, ast.Constant)):
+                    found.append((node, ("del", i), None))
     return found
 
 
@@ -127,10 +168,19 @@ def _apply(node, how, new):
         old = type(node.op).__name__
         node.op = new()
         return f"line {line}: {old} -> {new.__name__}"
+    if isinstance(how, tuple) and how[0] == "kw":
+        del node.keywords[how[1]]
+        return f"line {line}: drops {new}="
+    if isinstance(how, tuple) and how[0] == "del":
+        gone = node.body.pop(how[1])
+        return f"line {gone.lineno}: deleted"
     if isinstance(how, tuple):  # ("cmp", i)
         old = type(node.ops[how[1]]).__name__
         node.ops[how[1]] = new()
         return f"line {line}: {old} -> {new.__name__}"
+    if how == "where":
+        node.args[1], node.args[2] = node.args[2], node.args[1]
+        return f"line {line}: np.where's arms exchanged"
     if how == "num":
         old = node.value
         node.value = old + 1 if isinstance(old, int) else (old * 2 if old else 1.0)

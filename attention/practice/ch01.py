@@ -110,6 +110,7 @@ def check_logsumexp(your_function):
         _lse_trial(rng, (4, 7), 0, False, np.float32),
         _lse_trial(rng, (2, 5), -1, False, kind="near -1000"),
         _lse_trial(rng, (3, 4), -1, True, neg_inf=4),
+        _lse_trial(rng, (1, 4, 5), -1, False),  # a size-1 axis that must stay
         _lse_trial(rng, (2, 2, 3, 5), -1, False, neg_inf=2),
         _lse_trial(rng, (2, 4, 8), None, None, kind="spread over thousands"),
         _lse_trial(rng, (3, 6), 0, True, kind="near the float limits"),

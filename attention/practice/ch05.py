@@ -239,12 +239,21 @@ def check_tile_attention(your_function):
         # a later block and a missing rescale always shows here
         q[:, 0] = np.abs(q[:, 0]) + 0.5
         k[:, 0] += np.linspace(0.0, 4.0, n)
+        spread = (n, d, d_v, q0, b_q, block) == _TILE_CASES[-1]
+        while spread:  # the tile's first query scores in the thousands, the others near
+            q[q0] *= 400.0  # 1: one shift for the whole tile underflows some rows to 0
+            seen = np.where(causal_mask(b_q, q0 + b_q), q[q0:q0 + b_q] @ k[:q0 + b_q].T
+                            / math.sqrt(d), -np.inf).max(axis=1)
+            if np.ptp(seen) > 800:  # built in, not left to the draw
+                break
+            q[q0] = rng.normal(size=d)
         expected = attention(q, k, v, causal=True)[q0:q0 + b_q]  # (b_q, d_v)
         unseen = -(-(q0 + b_q) // block) * block  # first block that starts after the tile
         k_given, v_given = k.copy(), v.copy()
         k_given[unseen:], v_given[unseen:] = np.nan, np.nan
         where = (f"for the tile of queries {q0}..{q0 + b_q - 1} of a sequence of {n}, "
-                 f"with blocks of {block} keys")
+                 f"with blocks of {block} keys"
+                 + (", its first query's scores in the thousands" if spread else ""))
         got, problem = call(your_function, q[q0:q0 + b_q].copy(), k_given, v_given, q0, block)
         if problem:
             return verdict(False, problem)
@@ -297,7 +306,8 @@ def check_tile_attention(your_function):
     problem = _tile_memory(your_function, rng)
     if problem:
         return verdict(False, problem)
-    return verdict(True, f"all {len(_TILE_CASES)} random tiles equal causal attention, no "
+    return verdict(True, f"all {len(_TILE_CASES)} random tiles (one whose queries score "
+                         "thousands apart) equal causal attention, no "
                          "block the tile cannot see was read (those keys held NaN), and on "
                          f"a tile of {_BIG[4]} queries over {_BIG[0]:,} keys the peak memory "
                          "stayed that of a few blocks, not of a whole row of scores.")

@@ -197,11 +197,15 @@ def check_top_k_router(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
-def _skewed_trial(rng, shape, k, dtype=np.float64):
+def _skewed_trial(rng, shape, k, dtype=np.float64, idle=False):
+    """Uneven load; ``idle``: the last expert 20 below the rest, never chosen."""
     z = rng.normal(size=shape) + np.linspace(2.0, 0.0, shape[-1])  # uneven load
+    if idle:
+        z[..., -1] -= 20.0
     z = z.astype(dtype)
     return Trial(f"router logits of shape {shape_text(shape)} with k={k} in "
-                 f"{np.dtype(dtype).name}", (z, k), {}, np.dtype(dtype))
+                 f"{np.dtype(dtype).name}" + (", the last expert never chosen" if idle
+                                              else ""), (z, k), {}, np.dtype(dtype))
 
 
 def _loss_parts(z, k):
@@ -217,7 +221,7 @@ def check_load_balancing_loss(your_function):
     rng = fresh_rng()
     trials = [_skewed_trial(rng, (64, 8), 2), _skewed_trial(rng, (100, 16), 4),
               _skewed_trial(rng, (50, 6), 2, np.float32),
-              _skewed_trial(rng, (33, 5), 1)]
+              _skewed_trial(rng, (33, 5), 1), _skewed_trial(rng, (40, 6), 2, idle=True)]
 
     def top_1(z, k):
         E, _, P = _loss_parts(z, k)
