@@ -13,12 +13,14 @@ import numpy as np
 from attention.masks import causal_mask
 from attention.multi_head import multi_head_attention, split_heads
 from attention.scaled_dot_product import attention
-from attention.practice.trials import Trial, as_array, difference, fresh_rng, judge, shape_text
+from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+                                       redrawable, shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+@redrawable
 def _weights_trial(rng, lead, n_q, n_k, d, masked="", dtype=np.float64, scale=1.0):
     q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
     k = rng.normal(size=lead + (n_k, d)).astype(dtype)
@@ -131,6 +133,7 @@ def check_padding_mask(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
+@redrawable
 def _masked_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
     q, k = rng.normal(size=lead + (n_q, d)), rng.normal(size=lead + (n_k, d))
     v = rng.normal(size=lead + (n_k, d_v))
@@ -187,6 +190,7 @@ def check_multi_head_scale(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
+@redrawable
 def _heads_trial(rng, lead, n, d_model, n_heads, dtype=np.float64):
     x = rng.normal(size=lead + (n, d_model)).astype(dtype)
     return Trial(f"x {shape_text(x.shape)} in {n_heads} heads", (x, n_heads), {},
@@ -214,6 +218,7 @@ def check_split_heads(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
 def _gqa_trial(rng, batch, h, h_kv, n_q, n_k, d, dtype=np.float64):
     q = rng.normal(size=(batch, h, n_q, d)).astype(dtype)
     k = rng.normal(size=(batch, h_kv, n_k, d)).astype(dtype)
@@ -277,6 +282,7 @@ def check_causal_mask(your_function):
 
 # Exercise 8 ---------------------------------------------------------------------------
 
+@redrawable
 def _bias_trial(rng, lead, n_q, n_k, d, bias_shape, *, kind="", dtype=np.float64):
     """q, k, v and a float bias; kind: "" (a bias like ALiBi's), "some -inf" (random
     keys blocked), "-inf" (the same and the first row all -inf), "near -1000" (whole rows of the bias near

@@ -16,10 +16,12 @@ from attention.model import ModelConfig
 from attention.norms import layer_norm, rms_norm
 from attention.parameters import count_parameters
 from attention.positions import rope, rope_permutation, sinusoidal_positions
-from attention.practice.trials import Trial, defaulted, fresh_rng, judge, shape_text
+from attention.practice.trials import (Trial, defaulted, fresh_rng, judge, redrawable,
+                                       shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
 
 
+@redrawable
 def _norm_trial(rng, shape, dtype=np.float64, tiny=False, shift=0.0, eps=1e-5):
     x = rng.normal(size=shape) + shift
     if tiny:
@@ -68,6 +70,7 @@ def check_rms_norm(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+@redrawable
 def _rope_trial(rng, lead, n, d_head, dtype=np.float64, offset=0, base=10000.0):
     x = rng.normal(size=lead + (n, d_head)).astype(dtype)
     positions = np.arange(offset, offset + n)
@@ -228,6 +231,7 @@ def check_gelu_tanh(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
 def _ffn_trial(rng, lead, d_model, d_ff, dtype=np.float64):
     x = rng.normal(size=lead + (d_model,)).astype(dtype)
     W = [(rng.normal(size=s) / math.sqrt(s[0])).astype(dtype)

@@ -10,8 +10,8 @@ import numpy as np
 
 from attention.beam_search import beam_search
 from attention.kv_cache import kv_cache_bytes, sliding_window_mask, window_mask
-from attention.practice.trials import (
-    Trial, as_array, difference, fresh_rng, judge, matches, shape_text)
+from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+                                       matches, redrawable, shape_text, with_redraw)
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.sampling import (
     apply_temperature, filter_min_p, filter_top_k, filter_top_p, probabilities,
@@ -237,6 +237,7 @@ def _window_run(your_function, rng, n, d, window, chunk):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
+@redrawable
 def _logits_trial(rng, shape, k=None, ties=False, dtype=np.float64):
     logits = (rng.integers(-3, 4, size=shape).astype(float) if ties
               else rng.normal(size=shape) * 2).astype(dtype)
@@ -279,6 +280,14 @@ def check_top_k_filter(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
+def _min_p_trial(rng, shape, p):
+    trial = _logits_trial(rng, shape)
+    trial.args += (p,)
+    trial.label += f", p = {p:g}"
+    return trial
+
+
 def check_min_p_filter(your_function):
     """Exercise 6: your_function(logits, p) keeps the tokens whose probability is at least
     p times the most likely token's, -inf elsewhere, over any leading axes."""
@@ -287,10 +296,7 @@ def check_min_p_filter(your_function):
     # probability keep different tokens, so that mistake is always caught first.
     trials = [Trial("logits (4,), p = 0.2", (np.log([0.5, 0.3, 0.15, 0.05]), 0.2))]
     for shape, p in (((40,), 0.1), ((3, 12), 0.05), ((2, 4, 9), 0.3), ((5,), 0.0)):
-        trial = _logits_trial(rng, shape)
-        trial.args += (p,)
-        trial.label += f", p = {p:g}"
-        trials.append(trial)
+        trials.append(_min_p_trial(rng, shape, p))
     # The high edge, p = 1: only the top token stays (both, when two tie at the top).
     trials.append(Trial("logits (6,) with two tied at the top, p = 1",
                         (np.array([2.0, -1.0, 2.0, 0.5, 1.0, 0.0]), 1.0)))
@@ -345,6 +351,7 @@ def _inverse_transform(probs, u):
     return np.minimum(ids, probs.shape[-1] - 1)
 
 
+@redrawable
 def _temperature_trial(rng, shape, temperature, kind="", dtype=np.float64):
     logits = rng.normal(size=shape) * 2.0
     if kind == "spread over ±1000":
@@ -438,7 +445,7 @@ def check_temperature_sample(your_function):
          "p ** (1 / T), renormalised"),
     ]
     problem = None
-    for trial in trials:
+    for trial in with_redraw(trials):
         result, problem = call(your_function, *trial.args)
         if problem is None:
             problem = compare(result, _sampled(*trial.args), trial)
@@ -460,6 +467,7 @@ def _top(totals, width):
     return beam, token, np.take_along_axis(flat, best, axis=-1)
 
 
+@redrawable
 def _beam_trial(rng, lead, n_beams, vocab, width, kind="", dtype=np.float64):
     while True:  # totals at least 1e-4 apart: float32 and float64 rank them alike
         scores = -np.abs(rng.normal(size=lead + (n_beams,))) * 3.0  # log-probs <= 0
@@ -527,7 +535,7 @@ def check_beam_step(your_function):
                          "alone; a beam's total is its score plus the new token's "
                          "log-probability")]
 
-    for trial in trials:
+    for trial in with_redraw(trials):
         scores, logits, width = trial.args
         want = _beam_reference(scores, logits, width)
         result, problem = call(your_function, *trial.args)
@@ -587,6 +595,7 @@ def _beam_difference(result, want, trial, hints):
 
 # Exercise 10 --------------------------------------------------------------------------
 
+@redrawable
 def _offset_trial(rng, lead, n_q, n_k, d, dtype=np.float64, scale=1.0):
     q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
     k = rng.normal(size=lead + (n_k, d)).astype(dtype)

@@ -16,7 +16,7 @@ from attention.scaled_dot_product import attention
 from attention.softmax import logsumexp, softmax
 from attention.practice.measure import BlockStream, Counted, kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
-                                       shape_text)
+                                       redrawable, shape_text)
 from attention.practice.verdict import call, guard_checks, num, verdict
 
 
@@ -103,6 +103,7 @@ def _half(q, k, v, shift=0.0):
     return p @ v / l[..., None], m, l
 
 
+@redrawable
 def _merge_trial(rng, lead, n_q, n_k, d, d_v, split, shift=0.0, gap=0.0):
     """Two parts of the keys; ``gap`` is added to every score of the second part (its
     maximum then lies ``gap`` above the first's: exp of the difference overflows

@@ -16,7 +16,7 @@ from attention.optim import adam_step
 from attention.masks import causal_mask
 from attention.practice.measure import kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, first_failure,
-                                       fresh_rng, judge, shape_text, tried)
+                                       fresh_rng, judge, redrawable, shape_text, tried)
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import softmax
 
@@ -42,6 +42,7 @@ def _close(a, b, tol=1e-10):
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+@redrawable
 def _vjp_trial(rng, shape, dtype=np.float64):
     p = softmax(rng.normal(size=shape) * 2.0).astype(dtype)  # rows of weights
     g = rng.normal(size=shape).astype(dtype)
@@ -97,6 +98,7 @@ def check_softmax_vjp(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+@redrawable
 def _backward_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
     shapes = (lead + (n_q, d_v), lead + (n_q, d), lead + (n_k, d), lead + (n_k, d_v))
     d_out, q, k, v = (rng.normal(size=s).astype(dtype) for s in shapes)
@@ -260,6 +262,7 @@ def check_fixed_backward(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
+@redrawable
 def _norm_trial(rng, shape, dtype=np.float64, shift=0.0):
     x = (rng.normal(size=shape) * 2.0 + shift).astype(dtype)
     d_y = rng.normal(size=shape).astype(dtype)
@@ -290,6 +293,7 @@ def check_layer_norm_backward(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
 def _ce_trial(rng, shape, vocab, ignored=0, shift=0.0, dtype=np.float64):
     logits = (rng.normal(size=shape + (vocab,)) * 3.0 + shift).astype(dtype)
     targets = rng.integers(0, vocab, size=shape)

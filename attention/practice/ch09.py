@@ -17,13 +17,14 @@ from attention.families.routing import softmax_top_k, top_k
 from attention.families.mla import absorb_key
 from attention.families.softcap import softcap
 from attention.model import ModelConfig
-from attention.practice.trials import Trial, fresh_rng, judge, shape_text
+from attention.practice.trials import Trial, fresh_rng, judge, redrawable, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import softmax
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+@redrawable
 def _absorb_trial(rng, batch, H, n, d_nope, r, dtype=np.float64):
     q = rng.normal(size=(batch, H, n, d_nope)).astype(dtype)
     W = rng.normal(size=(r, H * d_nope)).astype(dtype)
@@ -111,6 +112,7 @@ def check_latent_cache_bytes(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
+@redrawable
 def _capped_trial(rng, shape, cap, dtype=np.float64):
     s = (rng.normal(size=shape) * 2 * cap).astype(dtype)  # many scores past the cap
     g = rng.normal(size=shape).astype(dtype)
@@ -155,6 +157,7 @@ def _router_gates(logits, k):
     return _gates(*softmax_top_k(logits, k), logits.shape[-1])
 
 
+@redrawable
 def _logits_trial(rng, shape, k, dtype=np.float64):
     z = (rng.normal(size=shape) * 2).astype(dtype)
     return Trial(f"logits of shape {shape_text(shape)} with k={k} in "
@@ -197,6 +200,7 @@ def check_top_k_router(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
+@redrawable
 def _skewed_trial(rng, shape, k, dtype=np.float64, idle=False):
     """Uneven load; ``idle``: the last expert 20 below the rest, never chosen."""
     z = rng.normal(size=shape) + np.linspace(2.0, 0.0, shape[-1])  # uneven load

@@ -8,7 +8,7 @@ returns True or False. References come from ``attention.serving``.
 import numpy as np
 
 from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
-                                       matches, shape_text)
+                                       matches, redrawable, shape_text)
 from attention.practice.verdict import guard_checks
 from attention.serving.paged import gather
 from attention.serving.speculative import acceptance, residuals
@@ -17,6 +17,7 @@ from attention.serving.split_kv import merge_chunks
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+@redrawable
 def _rule_trial(rng, k, vocab, *, same_row=None, zeros=0):
     p = rng.dirichlet(np.ones(vocab), size=k + 1)
     q = rng.dirichlet(np.ones(vocab), size=k)
@@ -94,6 +95,7 @@ def check_accept_rule(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+@redrawable
 def _gather_trial(rng, n_blocks, heads, block_size, d, length):
     blocks = rng.normal(size=(n_blocks, heads, block_size, d))
     n_used = -(-length // block_size)
@@ -125,6 +127,7 @@ def check_gather(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
+@redrawable
 def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0):
     outputs = rng.normal(size=(n_chunks, n_q, d))
     lses = rng.normal(size=(n_chunks, n_q)) * spread + shift

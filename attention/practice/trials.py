@@ -57,7 +57,8 @@ def redrawable(builder):
     @functools.wraps(builder)
     def build(rng, *args, **kwargs):
         trial = builder(rng, *args, **kwargs)
-        trial.remake = lambda: builder(fresh_rng(), *args, **kwargs)
+        if isinstance(trial, Trial):  # a builder that returns more is left as it is
+            trial.remake = lambda: builder(fresh_rng(), *args, **kwargs)
         return trial
     return build
 
@@ -175,6 +176,18 @@ def matches(got, other, dtype=np.dtype(np.float64)) -> bool:
     return other.shape == got.shape and difference(got, other, dtype, kind=False) is None
 
 
+def with_redraw(trials) -> list:
+    """The trials, then the first redrawable one drawn again (same shapes, new values):
+    what a check loops over, so that an answer that caches by shape is caught."""
+    trials = list(trials)
+    again = next((t for t in trials if t.remake is not None), None)
+    if again is not None:
+        redrawn = again.remake()
+        redrawn.label += ", drawn again with new values after the others"
+        trials.append(redrawn)
+    return trials
+
+
 def first_failure(fn, trials, reference, *, what, hints=(), may_change=(),
                   compare=None, list_ok=False, forbidden=()) -> str | None:
     """Run the reader's ``fn`` on every trial; None if each result equals
@@ -190,13 +203,7 @@ def first_failure(fn, trials, reference, *, what, hints=(), may_change=(),
     passes, the first redrawable one is drawn again and tried once more.
     """
     kept = []  # every reference result lives until the verdict (no freed buffers)
-    trials = list(trials)
-    again = next((t for t in trials if t.remake is not None), None)
-    if again is not None:
-        redrawn = again.remake()
-        redrawn.label += ", drawn again with new values after the others"
-        trials.append(redrawn)
-    for trial in trials:
+    for trial in with_redraw(trials):
         inputs = copy.deepcopy((trial.args, trial.kwargs))  # what the reference sees
         result, problem = call(fn, *trial.args, may_change=may_change,
                                forbidden=forbidden, **trial.kwargs)

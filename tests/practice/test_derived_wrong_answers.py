@@ -76,12 +76,15 @@ def _key(value):
         return tuple((k, _key(v)) for k, v in value.items())
     if isinstance(value, (list, tuple)):
         return tuple(_key(v) for v in value)
-    return repr(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    return ("array", type(value).__name__)  # a stream, a config: by its kind only
 
 
 def cached_by_shape(solution):
     """The solution, remembered by the shapes of its inputs: a second call with arrays
-    of the same shapes (and the same other arguments) gets the first call's result."""
+    of the same shapes (and the same other arguments) gets the first call's result.
+    (Inputs without arrays are remembered by value: the answer is then right.)"""
     cache = {}
 
     @functools.wraps(solution)
@@ -89,7 +92,7 @@ def cached_by_shape(solution):
         key = _key((args, kwargs))
         if key not in cache:
             cache[key] = solution(*args, **kwargs)
-        else:
+        elif "array" in repr(key):  # new values under old shapes: a stale result
             answer.reused = True
         return cache[key]
     answer.reused = False
@@ -146,7 +149,7 @@ def test_check_rejects_an_answer_that_caches_by_shape(exercise, capsys):
     ok, line = run_check(check, answer, capsys)
     if not answer.reused:
         assert ok, line  # never called twice on the same shapes: it is the solution
-        pytest.skip(f"{exercise.check} never calls twice with the same arguments")
+        pytest.skip(f"{exercise.check} never calls twice with arrays of the same shapes")
     assert not ok and line.startswith("✗ Not yet: "), line
 
 
