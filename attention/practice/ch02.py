@@ -29,7 +29,8 @@ def _weights_trial(rng, lead, n_q, n_k, d, masked="", dtype=np.float64, scale=1.
         label += f", q scaled by {scale:g} (scores spread over thousands)"
     if masked:
         mask = rng.random(size=(n_q, n_k)) < 0.7
-        if masked == "a fully masked row":
+        mask[np.arange(n_q), rng.integers(n_k, size=n_q)] = True  # no row all False...
+        if masked == "a fully masked row":  # ... but where one is asked for
             mask[0] = False
         kwargs["mask"] = mask
         label += f" with a random ({n_q}, {n_k}) mask" + (", its first row all False"
@@ -165,7 +166,9 @@ def check_multi_head_scale(your_function):
     """Exercise 4: your_function(x, W_q, W_k, W_v, W_o, n_heads) must match multi-head attention."""
     rng = fresh_rng()
     results = {}
-    for n, d_model, n_heads in ((6, 16, 1), (7, 16, 4), (5, 24, 3), (4, 32, 8)):
+    # the last: the sizes of the second again, new values (a cache by shape shows)
+    for n, d_model, n_heads in ((6, 16, 1), (7, 16, 4), (5, 24, 3), (4, 32, 8),
+                                (7, 16, 4)):
         x = rng.normal(size=(n, d_model))
         W = [rng.normal(size=(d_model, d_model)) * 0.5 for _ in range(4)]
         got, problem = call(your_function, x, *W, n_heads)

@@ -43,6 +43,7 @@ def check_rms_norm(your_function):
     rng = fresh_rng()
     trials = [_norm_trial(rng, (3, 8), tiny=True)[0], _norm_trial(rng, (2, 4, 6), eps=1e-6)[0],
               _norm_trial(rng, (5, 7), np.float32)[0], _norm_trial(rng, (4, 5), shift=3.0)[0],
+              _norm_trial(rng, (2, 4, 6), eps=1e-6)[0],  # shapes seen, new values
               defaulted(_norm_trial(rng, (3, 6), tiny=True, eps=1e-6)[0], "eps", 1e-6)]
 
     def reference(x, weight, eps=1e-6):
@@ -177,6 +178,7 @@ def check_layer_norm(your_function):
     rng = fresh_rng()
     made = [_norm_trial(rng, (3, 8), tiny=True), _norm_trial(rng, (2, 3, 5)),
             _norm_trial(rng, (4, 6), np.float32), _norm_trial(rng, (3, 4), shift=100.0),
+            _norm_trial(rng, (2, 3, 5)),  # shapes seen before, new values
             _norm_trial(rng, (2, 7), tiny=True)]
     trials = []
     for trial, bias in made:
@@ -215,7 +217,8 @@ def check_gelu_tanh(your_function):
               Trial("x (2, 3, 5) in float32", ((rng.normal(size=(2, 3, 5)) * 3).astype(
                   np.float32),), {}, np.dtype(np.float32)),
               Trial("x (7,) far from 0 (±30)", (rng.choice([-1.0, 1.0], size=7) * 30
-                                                + rng.normal(size=7),))]
+                                                + rng.normal(size=7),)),
+              Trial("x (4, 6) in float64 again, new values", (rng.normal(size=(4, 6)) * 3,))]
     return judge(
         your_function, trials, lambda x: gelu(x, approximate="tanh"), what="gelu_tanh",
         success="your GELU equals the tanh approximation GPT-2 uses (PyTorch's "

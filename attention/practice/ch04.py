@@ -85,7 +85,7 @@ def check_top_p_filter(your_function):
 def check_decode_step(your_function):
     """Exercise 2: your_function(q, k, v, k_cache, v_cache) -> (out, k_cache, v_cache)."""
     rng = fresh_rng()
-    for n_heads, n, d in ((2, 5, 4), (3, 8, 6)):
+    for n_heads, n, d in ((2, 5, 4), (3, 8, 6), (2, 5, 4)):  # the last: sizes seen
         problem = _decode_once(your_function, rng, n_heads, n, d)
         if problem:
             return verdict(False, problem)

@@ -355,7 +355,8 @@ def check_merge_lse(your_function):
     rng = fresh_rng()
     made = []
     for lead, n_q, n_k, split, shift in (((), 4, 10, 5, 0.0), ((2, 3), 3, 8, 2, 0.0),
-                                         ((2,), 5, 9, 4, 1000.0)):
+                                         ((2,), 5, 9, 4, 1000.0),
+                                         ((), 4, 10, 5, 0.0)):  # sizes seen, new values
         q = rng.normal(size=lead + (n_q, 8))
         k = rng.normal(size=lead + (n_k, 8)) * np.where(np.arange(n_k) < split, 1, 3)[:, None]
         v = rng.normal(size=lead + (n_k, 3))
@@ -389,7 +390,7 @@ def check_chunked_attention(your_function):
     # spread over thousands (q scaled), where a shift by anything but the row's
     # maximum overflows
     trials = [(7, 7, 4, 3, 1.0), (10, 10, 8, 4, 1.0), (6, 9, 4, 5, 1.0), (5, 8, 4, 1, 1.0),
-              (4, 6, 4, 10, 1.0), (6, 6, 4, 4, 800.0)]
+              (4, 6, 4, 10, 1.0), (6, 6, 4, 4, 800.0), (7, 7, 4, 3, 1.0)]  # the first again
     for n_q, n_k, d, chunk, scale in trials:
         while True:  # when spread: a row whose maximum is 800 above key 0, built in
             q, k, v = (rng.normal(size=(n_q, d)) * scale, rng.normal(size=(n_k, d)),

@@ -183,7 +183,8 @@ def check_numerical_gradient(your_function):
     rng = fresh_rng()
     # The last: a large step, where the answer is the central difference at that h
     # (off the exact gradient by order h²), so an h of the reader's own shows.
-    for shape, h in (((3, 4), 1e-6), ((2, 3, 2), 1e-5), ((5,), 1e-6), ((4,), 0.1)):
+    for shape, h in (((3, 4), 1e-6), ((2, 3, 2), 1e-5), ((5,), 1e-6), ((3, 4), 1e-6),
+                     ((4,), 0.1)):
         x = rng.normal(size=shape) + 0.5
         expected = (_smooth_loss_grad(x) if h < 1e-3
                     else _central(_smooth_loss, x, h))
@@ -216,8 +217,8 @@ def check_numerical_gradient(your_function):
                                  "given is within 1e-8" if h < 1e-3 else
                                  "the central difference at this large h") +
                               ": use that h, and both points x + h and x - h")
-    return verdict(True, "on 3 random points (shapes (3, 4), (2, 3, 2) and (5,), h = 1e-6 "
-                         "and 1e-5) your central differences are within 1e-8 (relative) of "
+    return verdict(True, "on 4 random points (shapes (3, 4) twice, (2, 3, 2) and (5,), "
+                         "h = 1e-6 and 1e-5) your central differences are within 1e-8 (relative) of "
                          "the exact gradient, at h = 0.1 they equal the central difference "
                          "at that step, and x is left as it was.")
 
@@ -227,7 +228,7 @@ def check_numerical_gradient(your_function):
 def check_fixed_backward(your_function):
     """Exercise 4: your_function(d_out, q, k, v) = (dq, dk, dv) of causal self-attention."""
     rng = fresh_rng()
-    for n, d in ((6, 4), (9, 5)):
+    for n, d in ((6, 4), (9, 5), (6, 4)):  # the last: sizes seen, new values
         q, k, v, d_out = (rng.normal(size=(n, d)) for _ in range(4))
         expected = attention_backward(d_out, q, k, v, causal=True)
         got, problem = call(your_function, d_out, q, k, v)
@@ -349,7 +350,8 @@ def check_adam_update(your_function):
     Adam's step t (t counts from 1), without changing the arrays it is given."""
     rng = fresh_rng()
     trials = []
-    for shape, t, beta2 in (((4, 3), 1, 0.95), ((2, 3, 5), 2, 0.999), ((7,), 10, 0.999)):
+    for shape, t, beta2 in (((4, 3), 1, 0.95), ((2, 3, 5), 2, 0.999), ((7,), 10, 0.999),
+                            ((4, 3), 1, 0.95)):  # the first again, new values
         p, g = rng.normal(size=shape), rng.normal(size=shape)
         m, v = 0.1 * rng.normal(size=shape), np.abs(0.1 * rng.normal(size=shape))
         if t == 1:

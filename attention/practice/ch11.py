@@ -100,8 +100,11 @@ def _gather_trial(rng, n_blocks, heads, block_size, d, length):
     blocks = rng.normal(size=(n_blocks, heads, block_size, d))
     n_used = -(-length // block_size)
     table = rng.choice(n_blocks, n_used, replace=False)
-    while n_used > 1 and np.all(np.diff(table) > 0):  # out of order, always
-        table = rng.permutation(table)
+    # Never blocks 0 .. n_used - 1 in some order (reading those would look like
+    # reading the table sorted), and out of order, always: built, not drawn by luck.
+    while np.array_equal(np.sort(table), np.arange(n_used)) or (
+            n_used > 1 and np.all(np.diff(table) > 0)):
+        table = rng.choice(n_blocks, n_used, replace=False)
     which = f"{n_used} blocks out of order" if n_used > 1 else "1 block"
     return Trial(f"blocks {shape_text(blocks.shape)}, a table of {which}, length "
                  f"{length}", (blocks, table, length))
