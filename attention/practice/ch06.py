@@ -158,6 +158,11 @@ def _smooth_loss_grad(x):
     return np.exp(x) * w + softmax_backward(2 * p, p)
 
 
+def _wavy_loss(x):
+    """Another loss, Σ x sin 3x, for the step where f itself varies."""
+    return float(np.sum(x * np.sin(3.0 * x)))
+
+
 def _one_sided(f, x, h):
     grad, f_x = np.zeros_like(x), f(x)
     for i in range(x.size):
@@ -183,13 +188,15 @@ def check_numerical_gradient(your_function):
     rng = fresh_rng()
     # The last: a large step, where the answer is the central difference at that h
     # (off the exact gradient by order h²), so an h of the reader's own shows.
+    # It also has a loss of its own (f is an argument too, not always the same).
     for shape, h in (((3, 4), 1e-6), ((2, 3, 2), 1e-5), ((5,), 1e-6), ((3, 4), 1e-6),
                      ((4,), 0.1)):
         x = rng.normal(size=shape) + 0.5
-        expected = (_smooth_loss_grad(x) if h < 1e-3
-                    else _central(_smooth_loss, x, h))
+        f = _smooth_loss if h < 1e-3 else _wavy_loss
+        expected = _smooth_loss_grad(x) if h < 1e-3 else _central(f, x, h)
         label = f"on x of shape {shape_text(shape)} with h = {h:g}"
-        got, problem = call(your_function, _smooth_loss, x, h)
+        label += ", f = Σ x sin 3x" if f is _wavy_loss else ""
+        got, problem = call(your_function, f, x, h)
         if problem:
             if "changed its input x" in problem:
                 problem += ("; here nudging x is fine, but restore each entry exactly "
@@ -207,7 +214,7 @@ def check_numerical_gradient(your_function):
         if _close(got, 2 * expected, tol=1e-6):
             return verdict(False, f"{label}: twice the gradient: the two points x + h and "
                                   "x - h are 2h apart")
-        if _close(got, _one_sided(_smooth_loss, x, h), tol=1e-7):
+        if _close(got, _one_sided(f, x, h), tol=1e-7):
             return verdict(False, f"{label}: off by {error:.0e} (relative), as a one-sided "
                                   "difference (f(x + h) - f(x)) / h is, with an error of order "
                                   "h; the central difference (f(x + h) - f(x - h)) / (2h) is "
@@ -219,8 +226,8 @@ def check_numerical_gradient(your_function):
                               ": use that h, and both points x + h and x - h")
     return verdict(True, "on 4 random points (shapes (3, 4) twice, (2, 3, 2) and (5,), "
                          "h = 1e-6 and 1e-5) your central differences are within 1e-8 (relative) of "
-                         "the exact gradient, at h = 0.1 they equal the central difference "
-                         "at that step, and x is left as it was.")
+                         "the exact gradient, at h = 0.1 (on another f) they equal the "
+                         "central difference at that step, and x is left as it was.")
 
 
 # Exercise 4 ---------------------------------------------------------------------------
@@ -264,12 +271,15 @@ def check_fixed_backward(your_function):
 # Exercise 5 ---------------------------------------------------------------------------
 
 @redrawable
-def _norm_trial(rng, shape, dtype=np.float64, shift=0.0):
+def _norm_trial(rng, shape, dtype=np.float64, shift=0.0, eps=None):
+    """A LayerNorm backward trial; eps None: left to its default."""
     x = (rng.normal(size=shape) * 2.0 + shift).astype(dtype)
     d_y = rng.normal(size=shape).astype(dtype)
     weight = (1.0 + 0.3 * rng.normal(size=shape[-1])).astype(dtype)
     label = f"x of shape {shape_text(shape)} in {np.dtype(dtype).name}"
-    return Trial(label + (f" around {shift:g}" if shift else ""), (d_y, x, weight), {},
+    label += f" around {shift:g}" if shift else ""
+    label += f", eps {eps:g}" if eps is not None else ""
+    return Trial(label, (d_y, x, weight), {} if eps is None else {"eps": eps},
                  np.dtype(dtype))
 
 
@@ -282,7 +292,8 @@ def check_layer_norm_backward(your_function):
     """Exercise 5: your_function(d_y, x, weight, eps=1e-5) = (dx, d_weight, d_bias)."""
     rng = fresh_rng()
     trials = [_norm_trial(rng, (4, 8)), _norm_trial(rng, (2, 3, 6)),
-              _norm_trial(rng, (3, 5), np.float32), _norm_trial(rng, (5, 7), shift=50.0)]
+              _norm_trial(rng, (3, 5), np.float32), _norm_trial(rng, (5, 7), shift=50.0),
+              _norm_trial(rng, (3, 6), eps=0.5)]  # an eps that shows
     problem = first_failure(your_function, trials, _layer_norm_grads,
                             what="layer_norm_backward",
                             compare=_compare_gradients(("dx", "d_weight", "d_bias")))
@@ -350,15 +361,20 @@ def check_adam_update(your_function):
     Adam's step t (t counts from 1), without changing the arrays it is given."""
     rng = fresh_rng()
     trials = []
-    for shape, t, beta2 in (((4, 3), 1, 0.95), ((2, 3, 5), 2, 0.999), ((7,), 10, 0.999),
-                            ((4, 3), 1, 0.95)):  # the first again, new values
+    # (shape, t, beta1, beta2, eps); the last: the first's sizes again, new values
+    for shape, t, beta1, beta2, eps in (((4, 3), 1, 0.9, 0.95, 1e-8),
+                                        ((2, 3, 5), 2, 0.9, 0.999, 1e-8),
+                                        ((7,), 10, 0.8, 0.999, 1e-3),
+                                        ((4, 3), 1, 0.9, 0.95, 1e-8)):
         p, g = rng.normal(size=shape), rng.normal(size=shape)
         m, v = 0.1 * rng.normal(size=shape), np.abs(0.1 * rng.normal(size=shape))
         if t == 1:
             m, v = np.zeros(shape), np.zeros(shape)
-        lr, beta1 = float(rng.uniform(1e-3, 1e-1)), 0.9
+        lr = float(rng.uniform(1e-3, 1e-1))
         trials.append(Trial(f"step t = {t} of a {shape_text(shape)} parameter "
-                            f"(betas 0.9 and {beta2})", (p, g, m, v, t, lr, beta1, beta2, 1e-8)))
+                            f"(betas {beta1} and {beta2}"
+                            + (f", eps {eps:g})" if eps != 1e-8 else ")"),
+                            (p, g, m, v, t, lr, beta1, beta2, eps)))
     problem = first_failure(your_function, trials, _adam_reference, what="adam_update",
                             compare=_compare_gradients(("p", "m", "v")))
     if problem:

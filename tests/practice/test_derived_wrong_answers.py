@@ -11,6 +11,7 @@ Exercises are found by scanning the pages, as in test_exercises.py.
 """
 
 import functools
+import inspect
 import importlib
 import re
 
@@ -188,3 +189,31 @@ def test_every_exercise_has_three_plausible_wrong_answers(exercise):
     source = Exercises(f"{exercise.chapter}.py").source
     wrong = re.findall(rf"\[start:{exercise.section}-wrong-[\w-]+\]\n# rejected with: ", source)
     assert len(wrong) >= 3, f"{exercise.chapter} {exercise.section}: {len(wrong)} wrong answers"
+
+
+# Parameters that take one value only, and why that is the whole contract.
+ONE_VALUE = {("ch05", "ex1", "blocks"): "a stream of random blocks; its repr is its size"}
+
+
+@pytest.mark.parametrize("exercise", CASES, ids=IDS)
+def test_every_argument_takes_more_than_one_value(exercise, capsys):
+    """Every parameter of the answer's signature is given two values or more over the
+    check's calls (a default left out counts as one): a hard-coded eps, base, h or
+    betas cannot pass. Arrays are drawn afresh, so they always vary."""
+    check, solution = check_and_solution(exercise)
+    signature = inspect.signature(solution)
+    seen = {name: set() for name in signature.parameters}
+
+    @functools.wraps(solution)
+    def answer(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs).arguments
+        for name in signature.parameters:
+            value = bound.get(name, "<default>")
+            seen[name].add("<array>" if isinstance(value, ndarray) else repr(value))
+        return solution(*args, **kwargs)
+
+    run_check(check, answer, capsys)
+    fixed = [name for name, values in seen.items() if len(values) < 2
+             and values != {"<array>"} and (exercise.chapter, exercise.section, name)
+             not in ONE_VALUE]
+    assert not fixed, f"{exercise.check} always passes {fixed} the same value: {seen}"
