@@ -551,7 +551,7 @@ def sample_with_temperature(logits, temperature, u):
 
 
 # --8<-- [start:ex8-wrong-past-the-end]
-# rejected with: just under 1
+# rejected with: should give token
 def sample_with_temperature(logits, temperature, u):
     probs = softmax(logits / temperature, axis=-1)
     cumulative = np.cumsum(probs, axis=-1)
