@@ -485,3 +485,11 @@ def attention_weights(q, k, mask=None):
     # A row with no key allowed sums to 0: all weights 0, as PyTorch's SDPA.
     return e / np.where(total > 0, total, 1.0)
 # --8<-- [end:ex1-wrong-shift-by-minimum]
+
+
+# --8<-- [start:ex1-wrong-uninitialised]
+# rejected with: Not yet
+def attention_weights(q, k, mask=None):
+    shape = q.shape[:-1] + (k.shape[-2],)
+    return np.empty(shape, q.dtype)  # whatever memory held last
+# --8<-- [end:ex1-wrong-uninitialised]

@@ -551,3 +551,17 @@ def sinusoidal(n, d_model, base=1000.0):
     pe[:, 1::2] = np.cos(p * w)  # odd features
     return pe
 # --8<-- [end:ex7-wrong-other-default-base]
+
+
+# --8<-- [start:ex1-wrong-uninitialised]
+# rejected with: Not yet
+def rms_norm(x, weight, eps=1e-6):
+    return np.empty_like(x)  # whatever memory held last
+# --8<-- [end:ex1-wrong-uninitialised]
+
+
+# --8<-- [start:ex5-wrong-uninitialised]
+# rejected with: Not yet
+def gelu_tanh(x):
+    return np.empty_like(x)  # whatever memory held last
+# --8<-- [end:ex5-wrong-uninitialised]

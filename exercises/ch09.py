@@ -331,3 +331,10 @@ def load_balancing_loss(router_logits, k):
     f = np.bincount(chosen.ravel()) / n_tokens
     return n_experts * np.sum(f * p.mean(axis=0))
 # --8<-- [end:ex5-wrong-no-minlength]
+
+
+# --8<-- [start:ex3-wrong-uninitialised]
+# rejected with: Not yet
+def capped_softmax_grad(g, s, cap):
+    return np.empty_like(s)  # whatever memory held last
+# --8<-- [end:ex3-wrong-uninitialised]
