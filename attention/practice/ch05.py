@@ -243,11 +243,15 @@ def check_tile_attention(your_function):
         spread = (n, d, d_v, q0, b_q, block) == _TILE_CASES[-1]
         while spread:  # the tile's first query scores in the thousands, the others near
             q[q0] *= 400.0  # 1: one shift for the whole tile underflows some rows to 0
-            seen = np.where(causal_mask(b_q, q0 + b_q), q[q0:q0 + b_q] @ k[:q0 + b_q].T
-                            / math.sqrt(d), -np.inf).max(axis=1)
-            if np.ptp(seen) > 800:  # built in, not left to the draw
+            s = q[q0:q0 + b_q] @ k.T / math.sqrt(d)  # (b_q, n): one block holds all
+            seen = np.where(causal_mask(b_q, q0 + b_q), s[:, :q0 + b_q], -np.inf).max(1)
+            # Built in, not left to the draw: rows 800 apart, and no row's largest score
+            # on a key it may not see (masking after the exponential stays exact)
+            if np.ptp(seen) > 800 and np.all(seen >= s.max(axis=1)):
                 break
-            q[q0] = rng.normal(size=d)
+            q, k = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+            q[:, 0] = np.abs(q[:, 0]) + 0.5
+            k[:, 0] = 2.0 * k[:, 0] + np.linspace(4.0, 0.0, n)  # the first keys score most
         expected = attention(q, k, v, causal=True)[q0:q0 + b_q]  # (b_q, d_v)
         unseen = -(-(q0 + b_q) // block) * block  # first block that starts after the tile
         k_given, v_given = k.copy(), v.copy()
