@@ -297,6 +297,11 @@ def check_min_p_filter(your_function):
     trials = [Trial("logits (4,), p = 0.2", (np.log([0.5, 0.3, 0.15, 0.05]), 0.2))]
     for shape, p in (((40,), 0.1), ((3, 12), 0.05), ((2, 4, 9), 0.3), ((5,), 0.0)):
         trials.append(_min_p_trial(rng, shape, p))
+    # Rows of different peaks, built in: a threshold from the largest probability of
+    # the whole batch (not of each row) removes every token of the flat row.
+    peaked = np.array([[5.0, 0.0, 0.5, -1.0, 0.0], [0.2, 0.0, 0.1, 0.0, -0.1]])
+    trials.append(Trial("logits (2, 5), one row peaked and one flat, p = 0.3",
+                        (peaked + 0.01 * rng.normal(size=(2, 5)), 0.3)))
     # The high edge, p = 1: only the top token stays (both, when two tie at the top).
     trials.append(Trial("logits (6,) with two tied at the top, p = 1",
                         (np.array([2.0, -1.0, 2.0, 0.5, 1.0, 0.0]), 1.0)))
