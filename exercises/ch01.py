@@ -36,6 +36,46 @@ def stable_softmax(x, axis=-1):
 # --8<-- [end:ex1-solution]
 
 
+# --8<-- [start:ex1-wrong-mean-shift]
+# rejected with: Not yet
+def stable_softmax(x, axis=-1):
+    e = np.exp(x - np.mean(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+# --8<-- [end:ex1-wrong-mean-shift]
+
+
+# --8<-- [start:ex1-wrong-min-shift]
+# rejected with: Not yet
+def stable_softmax(x, axis=-1):
+    e = np.exp(x - np.min(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+# --8<-- [end:ex1-wrong-min-shift]
+
+
+# --8<-- [start:ex1-wrong-uninitialised]
+# rejected with: Not yet
+def stable_softmax(x, axis=-1):
+    return np.empty(x.shape, x.dtype)  # whatever memory held last
+# --8<-- [end:ex1-wrong-uninitialised]
+
+
+# --8<-- [start:ex1-wrong-float64-out]
+# rejected with: float64 for float32
+def stable_softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+# --8<-- [end:ex1-wrong-float64-out]
+
+
+# --8<-- [start:ex1-wrong-list]
+# rejected with: not a NumPy array
+def stable_softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True)).tolist()
+# --8<-- [end:ex1-wrong-list]
+
+
 # --8<-- [start:ex2-starter]
 def log_softmax(x, axis=-1):
     """log softmax(x) along `axis`, finite wherever the answer is."""
@@ -57,6 +97,14 @@ def log_softmax(x, axis=-1):
 # --8<-- [end:ex2-solution]
 
 
+# --8<-- [start:ex2-wrong-mean-shift]
+# rejected with: Not yet
+def log_softmax(x, axis=-1):
+    shifted = x - np.mean(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+# --8<-- [end:ex2-wrong-mean-shift]
+
+
 # --8<-- [start:ex3-starter]
 def logsumexp(x, axis=-1, keepdims=False):
     """log Σ exp(x) along `axis`, stable; -inf for a row of -inf."""
@@ -75,6 +123,30 @@ def logsumexp(x, axis=-1, keepdims=False):
         out = np.log(total) + m
     return out if keepdims else np.squeeze(out, axis=axis)
 # --8<-- [end:ex3-solution]
+
+
+# --8<-- [start:ex3-wrong-mean-shift]
+# rejected with: Not yet
+def logsumexp(x, axis=-1, keepdims=False):
+    c = np.mean(x, axis=axis, keepdims=True)
+    out = np.log(np.sum(np.exp(x - c), axis=axis, keepdims=True)) + c
+    return out if keepdims else np.squeeze(out, axis=axis)
+# --8<-- [end:ex3-wrong-mean-shift]
+
+
+# --8<-- [start:ex3-wrong-cached-by-shape]
+# rejected with: drawn again with new values
+_seen = {}
+def logsumexp(x, axis=-1, keepdims=False):
+    key = (x.shape, axis, keepdims)
+    if key not in _seen:
+        m = np.max(x, axis=axis, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+        _seen[key] = out if keepdims else np.squeeze(out, axis=axis)
+    return _seen[key]
+# --8<-- [end:ex3-wrong-cached-by-shape]
 
 
 # --8<-- [start:ex4-starter]
@@ -105,6 +177,29 @@ def product_shape(a_shape, b_shape):
             return None
     return (*batch, n, m)
 # --8<-- [end:ex4-solution]
+
+
+# --8<-- [start:ex4-wrong-asks-numpy]
+# rejected with: not to use
+def product_shape(a_shape, b_shape):
+    try:
+        return np.matmul(np.zeros(a_shape), np.zeros(b_shape)).shape
+    except ValueError:
+        return None
+# --8<-- [end:ex4-wrong-asks-numpy]
+
+
+# --8<-- [start:ex4-wrong-broadcast-shapes]
+# rejected with: not to use
+def product_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        return None
+    try:
+        batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        return None
+    return (*batch, a_shape[-2], b_shape[-1])
+# --8<-- [end:ex4-wrong-broadcast-shapes]
 
 
 # --8<-- [start:ex5-starter]
@@ -266,7 +361,10 @@ def product_shape(a_shape, b_shape):
 # --8<-- [start:ex4-wrong-never-refuses]
 # rejected with: NumPy refuses this product
 def product_shape(a_shape, b_shape):
-    batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    width = max(len(a_shape), len(b_shape)) - 2
+    a = (1,) * (width + 2 - len(a_shape)) + tuple(a_shape[:-2])
+    b = (1,) * (width + 2 - len(b_shape)) + tuple(b_shape[:-2])
+    batch = [max(p, q) for p, q in zip(a, b)]  # never checks that sizes fit
     return (*batch, a_shape[-2], b_shape[-1])
 # --8<-- [end:ex4-wrong-never-refuses]
 
@@ -330,3 +428,16 @@ def entropy(p):
     safe = np.where(p > 0, p, 1.0)
     return -np.sum(np.where(p > 0, p * np.log(safe), 0.0), axis=0)
 # --8<-- [end:ex6-wrong-first-axis]
+
+
+# --8<-- [start:ex3-wrong-squeezes-every-axis]
+# rejected with: Not yet
+def logsumexp(x, axis=-1, keepdims=False):
+    """log Σ exp(x) along `axis`, stable; -inf for a row of -inf."""
+    m = np.max(x, axis=axis, keepdims=True)  # keep the axis: one per row
+    m = np.where(np.isfinite(m), m, 0.0)  # -inf - (-inf) would be nan
+    total = np.sum(np.exp(x - m), axis=axis, keepdims=True)  # >= 1, or 0
+    with np.errstate(divide="ignore"):  # log(0) = -inf for a row of -inf
+        out = np.log(total) + m
+    return out if keepdims else np.squeeze(out)
+# --8<-- [end:ex3-wrong-squeezes-every-axis]

@@ -466,3 +466,30 @@ def biased_attention(q, k, v, bias):
     weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]), axis=-1)
     return weights * np.exp(bias) @ v
 # --8<-- [end:ex8-wrong-weights-times-bias]
+
+
+# --8<-- [start:ex1-wrong-shift-by-minimum]
+# rejected with: scores spread over thousands
+def attention_weights(q, k, mask=None):
+    """softmax(q kᵀ / √d_k) over the last two axes; mask (True = may attend)
+    gives blocked keys weight 0, and a row with no key allowed is all 0."""
+    # (..., n_q, n_k)
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    if mask is None:
+        return softmax(scores, axis=-1)
+    scores = np.where(mask, scores, -np.inf)  # blocked keys: exp(-inf) = 0
+    m = np.min(np.where(mask, scores, np.inf), axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # a row of -inf: shift by 0, not nan
+    e = np.exp(scores - m)
+    total = np.sum(e, axis=-1, keepdims=True)
+    # A row with no key allowed sums to 0: all weights 0, as PyTorch's SDPA.
+    return e / np.where(total > 0, total, 1.0)
+# --8<-- [end:ex1-wrong-shift-by-minimum]
+
+
+# --8<-- [start:ex1-wrong-uninitialised]
+# rejected with: Not yet
+def attention_weights(q, k, mask=None):
+    shape = q.shape[:-1] + (k.shape[-2],)
+    return np.empty(shape, q.dtype)  # whatever memory held last
+# --8<-- [end:ex1-wrong-uninitialised]

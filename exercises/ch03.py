@@ -486,3 +486,82 @@ def rope_interleaved(x, positions, base=10000.0):
     out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
     return out
 # --8<-- [end:ex8-wrong-angle-per-feature]
+
+
+# --8<-- [start:ex1-wrong-other-default-eps]
+# rejected with: left to its default
+def rms_norm(x, weight, eps=1e-5):
+    """x / sqrt(mean(x²) + eps) * weight over the last axis."""
+    mean_square = np.mean(x * x, axis=-1, keepdims=True)  # (..., 1)
+    return x / np.sqrt(mean_square + eps) * weight  # eps inside the root
+# --8<-- [end:ex1-wrong-other-default-eps]
+
+
+# --8<-- [start:ex4-wrong-other-default-eps]
+# rejected with: left to its default
+def layer_norm(x, weight, bias, eps=1e-6):
+    """LayerNorm over the last axis, as nn.LayerNorm."""
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # divided by d
+    return (x - mean) / np.sqrt(var + eps) * weight + bias  # eps inside
+# --8<-- [end:ex4-wrong-other-default-eps]
+
+
+# --8<-- [start:ex2-wrong-llama3-default-base]
+# rejected with: left to its default
+def rope(x, positions, base=500000.0):
+    """Rotate x (..., n, d_head) by RoPE: pair k = features k, k + d_head/2."""
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
+    angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
+    cos = np.cos(angles).astype(x.dtype)  # float32 in, float32 out
+    sin = np.sin(angles).astype(x.dtype)
+    a, b = x[..., :half], x[..., half:]  # (..., n, half) each
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+# --8<-- [end:ex2-wrong-llama3-default-base]
+
+
+# --8<-- [start:ex8-wrong-llama3-default-base]
+# rejected with: left to its default
+def rope_interleaved(x, positions, base=500000.0):
+    """Rotate x (..., n, d_head) by RoPE for a checkpoint in the interleaved
+    layout (GPT-J, Meta's Llama): pair k = features 2k, 2k + 1."""
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-np.arange(half) * 2 / x.shape[-1])  # (half,) θ_k
+    angles = np.asarray(positions)[:, None] * inv_freq  # (n, half)
+    cos = np.cos(angles).astype(x.dtype)  # float32 in, float32 out
+    sin = np.sin(angles).astype(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]  # (..., n, half): features 2k, 2k + 1
+    out = np.empty_like(x)  # (..., n, d_head)
+    out[..., 0::2] = a * cos - b * sin  # each rotated pair back in place
+    out[..., 1::2] = a * sin + b * cos
+    return out
+# --8<-- [end:ex8-wrong-llama3-default-base]
+
+
+# --8<-- [start:ex7-wrong-other-default-base]
+# rejected with: left to its default
+def sinusoidal(n, d_model, base=1000.0):
+    """(n, d_model): feature 2i of position p is sin(p w_i), feature 2i + 1
+    is cos(p w_i), with w_i = base^(-2i / d_model)."""
+    p = np.arange(n)[:, None]  # (n, 1)
+    w = base ** (-np.arange(0, d_model, 2) / d_model)  # (d_model/2,)
+    pe = np.empty((n, d_model))
+    pe[:, 0::2] = np.sin(p * w)  # even features
+    pe[:, 1::2] = np.cos(p * w)  # odd features
+    return pe
+# --8<-- [end:ex7-wrong-other-default-base]
+
+
+# --8<-- [start:ex1-wrong-uninitialised]
+# rejected with: Not yet
+def rms_norm(x, weight, eps=1e-6):
+    return np.empty_like(x)  # whatever memory held last
+# --8<-- [end:ex1-wrong-uninitialised]
+
+
+# --8<-- [start:ex5-wrong-uninitialised]
+# rejected with: Not yet
+def gelu_tanh(x):
+    return np.empty_like(x)  # whatever memory held last
+# --8<-- [end:ex5-wrong-uninitialised]

@@ -194,6 +194,31 @@ def kv_cache_size(config, n_tokens, bytes_per_value=2):  # one layer only
 # --8<-- [end:ex3-wrong-one-layer]
 
 
+# --8<-- [start:ex3-wrong-float-bytes]
+# rejected with: a whole number
+def kv_cache_size(config, n_tokens, bytes_per_value=2):
+    d_head = config.d_model / config.n_heads
+    return 2 * config.n_layers * config.n_kv_heads * d_head * n_tokens * bytes_per_value
+# --8<-- [end:ex3-wrong-float-bytes]
+
+
+# --8<-- [start:ex3-wrong-int32]
+# rejected with: you said
+def kv_cache_size(config, n_tokens, bytes_per_value=2):
+    d_head = config.d_model // config.n_heads
+    per_token = np.int32(2 * config.n_layers * config.n_kv_heads * d_head)
+    return int(per_token * np.int32(n_tokens) * np.int32(bytes_per_value))
+# --8<-- [end:ex3-wrong-int32]
+
+
+# --8<-- [start:ex3-wrong-default-4]
+# rejected with: the default 2
+def kv_cache_size(config, n_tokens, bytes_per_value=4):
+    d_head = config.d_model // config.n_heads
+    return 2 * config.n_layers * config.n_kv_heads * d_head * n_tokens * bytes_per_value
+# --8<-- [end:ex3-wrong-default-4]
+
+
 # --8<-- [start:ex4-starter]
 def window_cache_step(k_kept, v_kept, k_new, v_new, window):
     """A chunk of new keys/values (c, d) arrives at a rolling cache (m, d).
@@ -342,6 +367,15 @@ def min_p_filter(logits, p):
     threshold = p * probs.max(axis=-1, keepdims=True)  # (..., 1)
     return np.where(probs < threshold, -np.inf, logits)
 # --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex6-wrong-drops-the-edge]
+# rejected with: p = 1
+def min_p_filter(logits, p):
+    probs = softmax(logits, axis=-1)
+    threshold = p * probs.max(axis=-1, keepdims=True)
+    return np.where(probs <= threshold, -np.inf, logits)
+# --8<-- [end:ex6-wrong-drops-the-edge]
 
 
 # --8<-- [start:ex7-starter]
@@ -504,6 +538,25 @@ def sample_with_temperature(logits, temperature, u):
     ids = np.sum(cumulative <= np.ravel(u)[:, None], axis=-1)
     return np.minimum(ids, logits.shape[-1] - 1)
 # --8<-- [end:ex8-wrong-flattened]
+
+
+# --8<-- [start:ex8-wrong-draws-zero-probability]
+# rejected with: u = 0
+def sample_with_temperature(logits, temperature, u):
+    probs = softmax(logits / temperature, axis=-1)
+    cumulative = np.cumsum(probs, axis=-1)
+    ids = np.sum(cumulative < np.asarray(u)[..., None], axis=-1)
+    return np.minimum(ids, logits.shape[-1] - 1)
+# --8<-- [end:ex8-wrong-draws-zero-probability]
+
+
+# --8<-- [start:ex8-wrong-past-the-end]
+# rejected with: should give token
+def sample_with_temperature(logits, temperature, u):
+    probs = softmax(logits / temperature, axis=-1)
+    cumulative = np.cumsum(probs, axis=-1)
+    return np.sum(cumulative <= np.asarray(u)[..., None], axis=-1)
+# --8<-- [end:ex8-wrong-past-the-end]
 
 
 # --8<-- [start:ex9-starter]

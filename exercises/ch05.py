@@ -79,6 +79,16 @@ def merge(o1, m1, l1, o2, m2, l2):
 # --8<-- [end:ex2-solution]
 
 
+# --8<-- [start:ex2-wrong-smaller-maximum]
+# rejected with: higher
+def merge(o1, m1, l1, o2, m2, l2):
+    m = np.minimum(m1, m2)  # a common shift, but the smaller one
+    w1 = (l1 * np.exp(m1 - m))[..., None]
+    w2 = (l2 * np.exp(m2 - m))[..., None]
+    return (w1 * o1 + w2 * o2) / (w1 + w2)
+# --8<-- [end:ex2-wrong-smaller-maximum]
+
+
 # --8<-- [start:ex3-starter]
 def tile_kind(q0, q1, k0, k1, n_q, n_k):
     """Causal mask over queries q0..q1-1, keys k0..k1-1: "skip", "full" or
@@ -438,6 +448,38 @@ def chunked_attention(q, k, v, chunk):
 # --8<-- [end:ex6-wrong-top-left]
 
 
+# --8<-- [start:ex6-wrong-first-key-shift]
+# rejected with: spread over thousands
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.empty((n_q, v.shape[1]))
+    for i0 in range(0, n_q, chunk):
+        i1 = min(i0 + chunk, n_q)
+        positions = np.arange(i0, i1) + n_k - n_q
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= positions[:, None], s, -np.inf)
+        p = np.exp(s - s[:, :1])  # key 0 is always visible: shift by its score
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-first-key-shift]
+
+
+# --8<-- [start:ex6-wrong-drops-the-last-chunk]
+# rejected with: Not yet
+def chunked_attention(q, k, v, chunk):
+    n_q, n_k = q.shape[0], k.shape[0]
+    out = np.zeros((n_q, v.shape[1]))
+    for i0 in range(0, n_q - chunk + 1, chunk):  # only whole chunks
+        i1 = i0 + chunk
+        positions = np.arange(i0, i1) + n_k - n_q
+        s = q[i0:i1] @ k.T / math.sqrt(q.shape[1])
+        s = np.where(np.arange(n_k) <= positions[:, None], s, -np.inf)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[i0:i1] = p @ v / p.sum(axis=1, keepdims=True)
+    return out
+# --8<-- [end:ex6-wrong-drops-the-last-chunk]
+
+
 # --8<-- [start:ex7-starter]
 def forward_flops(config, n):
     """FLOPs of forward(params, config, ids) on one sequence of n tokens of
@@ -511,3 +553,31 @@ def forward_flops(config, n):
     weights = 2 * n * (2 * d * d + 2 * d * config.n_kv_heads * dh + 3 * d * config.d_ff)
     return config.n_layers * weights + 2 * n * d * config.vocab_size
 # --8<-- [end:ex7-wrong-no-attention]
+
+
+# --8<-- [start:ex4-wrong-one-shift-per-tile]
+# rejected with: Not yet
+def tile_attention(q_tile, k, v, q0, block):
+    """Causal attention of one query tile, `block` keys at a time.
+
+    q_tile (b_q, d): the queries at positions q0 .. q0 + b_q - 1 of a sequence
+    whose keys and values are k (n, d) and v (n, d_v). Query i of the tile sees
+    keys 0 .. q0 + i. Returns (b_q, d_v).
+    """
+    b_q = q_tile.shape[0]
+    positions = q0 + np.arange(b_q)  # (b_q,) where each query sits
+    m = np.full(b_q, -np.inf)  # (b_q,) running maximum of each row
+    l = np.zeros(b_q)  # (b_q,) running sum of exp(s - m)
+    acc = np.zeros((b_q, v.shape[1]))  # (b_q, d_v) running sum of exp(s - m) v
+    for k0 in range(0, positions[-1] + 1, block):  # later blocks: never seen
+        keys = np.arange(k0, min(k0 + block, k.shape[0]))  # (b_k,) positions
+        s = q_tile @ k[keys].T / math.sqrt(q_tile.shape[1])  # (b_q, b_k)
+        s = np.where(keys[None, :] <= positions[:, None], s, -np.inf)
+        m_new = np.maximum(m, s.max())  # (b_q,) finite: key 0 is seen
+        alpha = np.exp(m - m_new)  # (b_q,)
+        p = np.exp(s - m_new[:, None])  # (b_q, b_k); exp(-inf) = 0
+        l = l * alpha + p.sum(axis=1)
+        acc = acc * alpha[:, None] + p @ v[keys]  # (b_q, d_v)
+        m = m_new
+    return acc / l[:, None]
+# --8<-- [end:ex4-wrong-one-shift-per-tile]

@@ -62,7 +62,7 @@ def softmax_vjp(g, p):
 # --8<-- [start:ex1-wrong-jacobian]
 # rejected with: without forming diag(p) - p pᵀ
 def softmax_vjp(g, p):
-    eye = np.eye(p.shape[-1])
+    eye = np.eye(p.shape[-1], dtype=p.dtype)
     jacobian = np.einsum("...i,ij->...ij", p, eye) - np.einsum("...i,...j->...ij", p, p)
     return np.einsum("...ij,...j->...i", jacobian, g)
 # --8<-- [end:ex1-wrong-jacobian]
@@ -219,6 +219,23 @@ def numerical_gradient(f, x, h=1e-6):
         grad.flat[i] = (f_plus - f_minus) / (2 * h)
     return grad
 # --8<-- [end:ex3-wrong-no-restore]
+
+
+# --8<-- [start:ex3-wrong-fixed-small-step]
+# rejected with: at this large h
+def numerical_gradient(f, x, h=1e-6):
+    step = 1e-6  # a good step, but not the one asked for
+    grad = np.zeros_like(x)
+    for i in range(x.size):
+        old = x.flat[i]
+        x.flat[i] = old + step
+        f_plus = f(x)
+        x.flat[i] = old - step
+        f_minus = f(x)
+        x.flat[i] = old
+        grad.flat[i] = (f_plus - f_minus) / (2 * step)
+    return grad
+# --8<-- [end:ex3-wrong-fixed-small-step]
 
 
 # --8<-- [start:ex4-starter]
@@ -413,6 +430,18 @@ def cross_entropy_grad(logits, targets):
     np.put_along_axis(one_hot, np.where(counted, targets, 0)[..., None], 1.0, axis=-1)
     return (one_hot - p) * counted[..., None] / max(int(counted.sum()), 1)
 # --8<-- [end:ex6-wrong-sign]
+
+
+# --8<-- [start:ex6-wrong-mean-over-two-at-least]
+# rejected with: Not yet
+def cross_entropy_grad(logits, targets):
+    p = softmax(logits, axis=-1)
+    counted = targets != -100
+    one_hot = np.zeros_like(p)
+    np.put_along_axis(one_hot, np.where(counted, targets, 0)[..., None], 1.0, axis=-1)
+    n = max(int(counted.sum()), 2)  # guards a division by 0, but too far
+    return (p - one_hot) * counted[..., None] / n
+# --8<-- [end:ex6-wrong-mean-over-two-at-least]
 
 
 # --8<-- [start:ex7-starter]

@@ -116,6 +116,51 @@ def merge_step(words):
 # --8<-- [end:ex1-wrong-largest-tie]
 
 
+# --8<-- [start:ex1-wrong-letters]
+# rejected with: Not yet
+def merge_step(words):
+    pairs = Counter()
+    for word, count in words.items():
+        letters = "".join(word)  # the spelling, not the symbols
+        for pair in zip(letters, letters[1:]):
+            pairs[pair] += count
+    best = max(pairs.values())
+    pair = min(p for p, c in pairs.items() if c == best)
+    merged = {}
+    for word, count in words.items():
+        out, i = [], 0
+        while i < len(word):
+            if word[i:i + 2] == pair:
+                out.append(word[i] + word[i + 1])
+                i += 2
+            else:
+                out.append(word[i])
+                i += 1
+        merged[tuple(out)] = merged.get(tuple(out), 0) + count
+    return pair, merged
+# --8<-- [end:ex1-wrong-letters]
+
+
+# --8<-- [start:ex1-wrong-replace-in-spelling]
+# rejected with: you gave
+def merge_step(words):
+    pairs = Counter()
+    for word, count in words.items():
+        for pair in zip(word, word[1:]):
+            pairs[pair] += count
+    best = max(pairs.values())
+    pair = min(p for p, c in pairs.items() if c == best)
+    joined = pair[0] + pair[1]
+    merged = {}
+    for word, count in words.items():
+        # merge in the spelling, then split it again at the old symbols
+        text = " ".join(word).replace(f"{pair[0]} {pair[1]}", joined)
+        out = tuple(text.split(" "))
+        merged[out] = merged.get(out, 0) + count
+    return pair, merged
+# --8<-- [end:ex1-wrong-replace-in-spelling]
+
+
 # --8<-- [start:ex2-starter]
 def adamw_groups_step(params, grads, state, lr, weight_decay,
                       betas=(0.9, 0.999), eps=1e-8):

@@ -121,6 +121,60 @@ def yarn_inv_freq(d_head, base, factor, original_max_positions, *,
 # --8<-- [end:ex1-wrong-ramp-over-features]
 
 
+# --8<-- [start:ex1-wrong-clamped-past-the-end]
+# rejected with: base 10, factor 4
+def yarn_inv_freq(d_head, base, factor, original_max_positions, *,
+                  beta_fast=32.0, beta_slow=1.0, truncate=True):
+    """YaRN's inverse frequencies (d_head / 2,): pairs that turn more than
+    beta_fast times over the original context keep their frequency, pairs
+    that turn fewer than beta_slow times are divided by factor, and a ramp
+    over the pair index k mixes the two in between."""
+    plain = 1.0 / base ** (np.arange(0, d_head, 2) / d_head)  # (d_head/2,)
+
+    def pair_for(turns):
+        # Pair k turns L * θ_k / 2π times over L positions; solve
+        # L * base**(-2k/d) / 2π = turns for k (a fractional index).
+        ratio = original_max_positions / (turns * 2 * math.pi)
+        return d_head * math.log(ratio) / (2 * math.log(base))
+
+    low, high = pair_for(beta_fast), pair_for(beta_slow)  # low < high
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d_head)  # one past the last index
+    if low == high:
+        high += 0.001  # a ramp of no width: a step
+    ramp = np.clip((np.arange(d_head // 2) - low) / (high - low), 0, 1)
+    return plain * (1 - ramp) + plain / factor * ramp  # ramp 1: interpolated
+# --8<-- [end:ex1-wrong-clamped-past-the-end]
+
+
+# --8<-- [start:ex1-wrong-other-defaults]
+# rejected with: left to their defaults
+def yarn_inv_freq(d_head, base, factor, original_max_positions, *,
+                  beta_fast=16.0, beta_slow=1.0, truncate=True):
+    """YaRN's inverse frequencies (d_head / 2,): pairs that turn more than
+    beta_fast times over the original context keep their frequency, pairs
+    that turn fewer than beta_slow times are divided by factor, and a ramp
+    over the pair index k mixes the two in between."""
+    plain = 1.0 / base ** (np.arange(0, d_head, 2) / d_head)  # (d_head/2,)
+
+    def pair_for(turns):
+        # Pair k turns L * θ_k / 2π times over L positions; solve
+        # L * base**(-2k/d) / 2π = turns for k (a fractional index).
+        ratio = original_max_positions / (turns * 2 * math.pi)
+        return d_head * math.log(ratio) / (2 * math.log(base))
+
+    low, high = pair_for(beta_fast), pair_for(beta_slow)  # low < high
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d_head - 1)
+    if low == high:
+        high += 0.001  # a ramp of no width: a step
+    ramp = np.clip((np.arange(d_head // 2) - low) / (high - low), 0, 1)
+    return plain * (1 - ramp) + plain / factor * ramp  # ramp 1: interpolated
+# --8<-- [end:ex1-wrong-other-defaults]
+
+
 # --8<-- [start:ex2-starter]
 def window_mask_after_cache(n_q, n_k, window):
     """(n_q, n_k) booleans, True = may attend: the n_q queries are the last
@@ -257,3 +311,21 @@ def roll_cache(k_cache, v_cache, positions, k_new, v_new, window, n_sinks):
     n = int(keep.sum())
     return keys[..., -n:, :], values[..., -n:, :], positions[keep]
 # --8<-- [end:ex3-wrong-last-axis]
+
+
+# --8<-- [start:ex3-wrong-axis-2]
+# rejected with: raised ValueError
+def roll_cache(k_cache, v_cache, positions, k_new, v_new, window, n_sinks):
+    """Append k_new, v_new (..., n_new, d_head) to the cache (..., kept,
+    d_head) whose tokens sit at `positions` (kept,), then drop what no
+    later query can see. Returns (k_cache, v_cache, positions)."""
+    start = positions[-1] + 1 if len(positions) else 0
+    new_positions = np.arange(start, start + k_new.shape[-2])
+    keys = np.concatenate([k_cache, k_new], axis=2)  # (..., kept + n_new, d)
+    values = np.concatenate([v_cache, v_new], axis=2)
+    positions = np.concatenate([positions, new_positions])
+    # The next query, at `following`, sees itself and the window - 1 before.
+    following = new_positions[-1] + 1
+    keep = (positions > following - window) | (positions < n_sinks)
+    return keys[..., keep, :], values[..., keep, :], positions[keep]
+# --8<-- [end:ex3-wrong-axis-2]

@@ -294,3 +294,47 @@ def load_balancing_loss(router_logits, k):
     f = np.bincount(chosen.ravel(), minlength=n_experts) / (n_tokens * k)
     return n_experts * np.sum(f * p.mean(axis=0))
 # --8<-- [end:ex5-wrong-per-assignment]
+
+
+# --8<-- [start:ex2-wrong-default-one-byte]
+# rejected with: left to its default
+def latent_cache_bytes(config, n_tokens, bytes_per_value=1):
+    """Bytes of MLA's cache for n_tokens tokens of one sequence, for a
+    ModelConfig of arch "deepseek_v3"."""
+    c = config
+    per_layer = c.kv_lora_rank + c.qk_rope_head_dim  # latent, shared key
+    return c.n_layers * per_layer * n_tokens * bytes_per_value
+# --8<-- [end:ex2-wrong-default-one-byte]
+
+
+# --8<-- [start:ex2-wrong-int32]
+# rejected with: Not yet
+def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
+    """Bytes of MLA's cache for n_tokens tokens of one sequence, for a
+    ModelConfig of arch "deepseek_v3"."""
+    c = config
+    per_layer = c.kv_lora_rank + c.qk_rope_head_dim  # latent, shared key
+    return int(np.int32(c.n_layers) * np.int32(per_layer) * np.int32(n_tokens)
+               * np.int32(bytes_per_value))
+# --8<-- [end:ex2-wrong-int32]
+
+
+# --8<-- [start:ex5-wrong-no-minlength]
+# rejected with: Not yet
+def load_balancing_loss(router_logits, k):
+    """n_experts * sum_e f_e P_e for router_logits (tokens, n_experts):
+    f_e = (top-k assignments to expert e) / tokens, P_e = the mean softmax
+    probability of expert e."""
+    p = softmax(router_logits, axis=-1)             # (tokens, n_experts)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
+    f = np.bincount(chosen.ravel()) / n_tokens
+    return n_experts * np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-wrong-no-minlength]
+
+
+# --8<-- [start:ex3-wrong-uninitialised]
+# rejected with: Not yet
+def capped_softmax_grad(g, s, cap):
+    return np.empty_like(s)  # whatever memory held last
+# --8<-- [end:ex3-wrong-uninitialised]

@@ -175,3 +175,17 @@ def merge_chunks(q_b, out_b, state_a, state_b):
 def merge_chunks(q_b, out_b, state_a, state_b):
     return out_b + q_b @ (state_a + state_b), state_a + state_b
 # --8<-- [end:ex3-wrong-both-states]
+
+
+# --8<-- [start:ex1-wrong-uninitialised]
+# rejected with: Not yet
+def causal_linear_attention(q, k, v):
+    return np.empty(v.shape, v.dtype)  # whatever memory held last
+# --8<-- [end:ex1-wrong-uninitialised]
+
+
+# --8<-- [start:ex2-wrong-uninitialised]
+# rejected with: Not yet
+def delta_step(S, k, v, beta, g):
+    return np.empty_like(S)  # whatever memory held last
+# --8<-- [end:ex2-wrong-uninitialised]

@@ -198,3 +198,40 @@ def merge(outputs, lses):
     weights = np.exp(lses - np.where(np.isfinite(top), top, 0.0))
     return (weights[..., None] * outputs).sum(axis=0)
 # --8<-- [end:ex3-wrong-unnormalised]
+
+
+# --8<-- [start:ex1-wrong-residual-of-row-0]
+# rejected with: q equal to p on row 2
+def accept_rule(p, q, drafted):
+    """The verification rule of speculative sampling.
+
+    p (k + 1, vocab): the target's distributions; q (k, vocab): the
+    draft's; drafted (k,): the drafted ids. Returns (accept (k,): the
+    probability of keeping each drafted token, residual (k, vocab): what
+    a rejection at row i is drawn from).
+    """
+    rows = np.arange(len(drafted))
+    accept = np.minimum(1.0, p[rows, drafted] / q[rows, drafted])
+    extra = np.maximum(p[:-1] - q, 0.0)            # (k, vocab)
+    total = extra.sum(axis=-1, keepdims=True)      # (k, 1)
+    # p = q on a row: nothing is ever rejected there; give p.
+    safe = np.where(total > 0, total, 1.0)
+    residual = np.where(total > 0, extra / safe, p[:1])
+    return accept, residual
+# --8<-- [end:ex1-wrong-residual-of-row-0]
+
+
+# --8<-- [start:ex3-wrong-smallest-lse-shift]
+# rejected with: spread over
+def merge(outputs, lses):
+    """Merge split-KV chunks: outputs (n_chunks, n_q, d_v), each chunk's
+    attention output, and lses (n_chunks, n_q), the log-sum-exp of its
+    scores (-inf for a fully masked chunk). Returns (n_q, d_v), the
+    output of attention over all the chunks' keys."""
+    top = lses.min(axis=0)                          # (n_q,)
+    shift = np.where(np.isfinite(top), top, 0.0)    # all masked: 0
+    weights = np.exp(lses - shift)                  # (n_chunks, n_q) <= 1
+    total = weights.sum(axis=0)                     # (n_q,)
+    merged = (weights[..., None] * outputs).sum(axis=0)
+    return merged / np.where(total > 0, total, 1.0)[:, None]
+# --8<-- [end:ex3-wrong-smallest-lse-shift]

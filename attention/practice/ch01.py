@@ -11,7 +11,7 @@ never raises, whatever the answer.
 import numpy as np
 
 from attention.practice.trials import (Trial, array_trial, fresh_rng, judge, normal,
-                                       shape_text)
+                                       redrawable, shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import log_softmax, logsumexp, softmax
 
@@ -41,6 +41,8 @@ def check_stable_softmax(your_function):
         array_trial(rng, (3, 9), kind="rows at -1500, 0 and +1500"),
         array_trial(rng, (2, 6), np.float32, kind="near +1000"),
         array_trial(rng, (3, 5), neg_inf=2),
+        array_trial(rng, (4, 8), kind="spread over thousands"),
+        array_trial(rng, (3, 6), kind="near the float limits"),
     ]
     return judge(
         your_function, trials, lambda x, axis=-1: softmax(x, axis=axis),
@@ -68,6 +70,8 @@ def check_log_softmax(your_function):
         array_trial(rng, (5, 4), axis=0),
         array_trial(rng, (2, 4, 3, 5), kind="near +1000"),
         array_trial(rng, (3, 6), neg_inf=2),
+        array_trial(rng, (4, 8), kind="spread over thousands"),
+        array_trial(rng, (3, 6), kind="near the float limits"),
     ]
     return judge(
         your_function, trials, lambda x, axis=-1: log_softmax(x, axis=axis),
@@ -85,10 +89,15 @@ def check_log_softmax(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
+@redrawable
 def _lse_trial(rng, shape, axis, keepdims, dtype=np.float64, kind="", neg_inf=0):
+    """A log-sum-exp trial; axis and keepdims None: left to their defaults."""
     trial = array_trial(rng, shape, dtype, kind, axis=axis, neg_inf=neg_inf)
-    trial.kwargs["keepdims"] = keepdims
-    trial.label += f", keepdims={keepdims}"
+    if keepdims is not None:
+        trial.kwargs["keepdims"] = keepdims
+        trial.label += f", keepdims={keepdims}"
+    else:
+        trial.label += ", axis and keepdims left to their defaults"
     return trial
 
 
@@ -101,7 +110,10 @@ def check_logsumexp(your_function):
         _lse_trial(rng, (4, 7), 0, False, np.float32),
         _lse_trial(rng, (2, 5), -1, False, kind="near -1000"),
         _lse_trial(rng, (3, 4), -1, True, neg_inf=4),
+        _lse_trial(rng, (1, 4, 5), -1, False),  # a size-1 axis that must stay
         _lse_trial(rng, (2, 2, 3, 5), -1, False, neg_inf=2),
+        _lse_trial(rng, (2, 4, 8), None, None, kind="spread over thousands"),
+        _lse_trial(rng, (3, 6), 0, True, kind="near the float limits"),
     ]
 
     def reference(x, axis=-1, keepdims=False):
@@ -167,11 +179,13 @@ def _numpy_product_shape(a_shape, b_shape):
 
 
 def check_product_shape(your_function):
-    """Exercise 4: your_function(a_shape, b_shape) = (a @ b).shape, or None."""
+    """Exercise 4: your_function(a_shape, b_shape) = (a @ b).shape, or None, without
+    calling NumPy (the page asks for the rule, not NumPy's answer: a call of numpy
+    is refused)."""
     cases = _PRODUCTS + _random_products(fresh_rng())
     for a_shape, b_shape, why in cases:
         expected = _numpy_product_shape(a_shape, b_shape)
-        got, problem = call(your_function, a_shape, b_shape)
+        got, problem = call(your_function, a_shape, b_shape, forbidden=(np,))
         call_text = f"product_shape({shape_text(a_shape)}, {shape_text(b_shape)})"
         if problem:
             return verdict(False, f"{call_text}: {problem}")
@@ -194,6 +208,7 @@ def check_product_shape(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
+@redrawable
 def _scores_trial(rng, q_shape, k_shape, dtype=np.float64):
     q, k = normal(rng, q_shape, dtype), normal(rng, k_shape, dtype)
     return Trial(f"q {shape_text(q_shape)} and k {shape_text(k_shape)} in "
@@ -225,6 +240,7 @@ def check_attention_scores(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
 def _distribution_trial(rng, shape, zeros=0, one_hot=False):
     p = softmax(normal(rng, shape, scale=2.0), axis=-1)
     if zeros:

@@ -13,25 +13,24 @@ import numpy as np
 from attention.masks import causal_mask
 from attention.multi_head import multi_head_attention, split_heads
 from attention.scaled_dot_product import attention
-from attention.practice.trials import Trial, difference, fresh_rng, judge, shape_text
+from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+                                       redrawable, shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
-
-
-def _as_array(result, what):
-    if result is None:
-        return None, f"{what} returned None; return a NumPy array"
-    return np.asarray(result), None
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
-def _weights_trial(rng, lead, n_q, n_k, d, masked="", dtype=np.float64):
-    q = rng.normal(size=lead + (n_q, d)).astype(dtype)
+@redrawable
+def _weights_trial(rng, lead, n_q, n_k, d, masked="", dtype=np.float64, scale=1.0):
+    q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
     k = rng.normal(size=lead + (n_k, d)).astype(dtype)
     kwargs, label = {}, f"q {shape_text(q.shape)} and k {shape_text(k.shape)} in {np.dtype(dtype).name}"
+    if scale != 1.0:
+        label += f", q scaled by {scale:g} (scores spread over thousands)"
     if masked:
         mask = rng.random(size=(n_q, n_k)) < 0.7
-        if masked == "a fully masked row":
+        mask[np.arange(n_q), rng.integers(n_k, size=n_q)] = True  # no row all False...
+        if masked == "a fully masked row":  # ... but where one is asked for
             mask[0] = False
         kwargs["mask"] = mask
         label += f" with a random ({n_q}, {n_k}) mask" + (", its first row all False"
@@ -52,7 +51,8 @@ def check_attention_weights(your_function):
               _weights_trial(rng, (), 4, 6, 8, masked="random"),
               _weights_trial(rng, (2, 3), 5, 5, 32, masked="random"),
               _weights_trial(rng, (2,), 4, 9, 4, dtype=np.float32),
-              _weights_trial(rng, (), 3, 5, 8, masked="a fully masked row")]
+              _weights_trial(rng, (), 3, 5, 8, masked="a fully masked row"),
+              _weights_trial(rng, (2,), 4, 6, 8, masked="random", scale=1000.0)]
     d_of = lambda q: q.shape[-1]  # noqa: E731
     return judge(
         your_function, trials, _weights, what="attention_weights",
@@ -100,7 +100,7 @@ def check_padding_mask(your_function):
         real = np.array([[tok != PAD for tok in seq] for seq in batch])  # (B, n)
         mask, problem = call(your_function, batch)
         if problem is None:
-            mask, problem = _as_array(mask, "your function")
+            mask, problem = as_array(mask, "your function")
         if problem:
             return verdict(False, problem)
         if mask.shape == (B, n) and B == n:
@@ -134,6 +134,7 @@ def check_padding_mask(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
+@redrawable
 def _masked_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
     q, k = rng.normal(size=lead + (n_q, d)), rng.normal(size=lead + (n_k, d))
     v = rng.normal(size=lead + (n_k, d_v))
@@ -165,12 +166,14 @@ def check_multi_head_scale(your_function):
     """Exercise 4: your_function(x, W_q, W_k, W_v, W_o, n_heads) must match multi-head attention."""
     rng = fresh_rng()
     results = {}
-    for n, d_model, n_heads in ((6, 16, 1), (7, 16, 4), (5, 24, 3), (4, 32, 8)):
+    # the last: the sizes of the second again, new values (a cache by shape shows)
+    for n, d_model, n_heads in ((6, 16, 1), (7, 16, 4), (5, 24, 3), (4, 32, 8),
+                                (7, 16, 4)):
         x = rng.normal(size=(n, d_model))
         W = [rng.normal(size=(d_model, d_model)) * 0.5 for _ in range(4)]
         got, problem = call(your_function, x, *W, n_heads)
         if problem is None:
-            got, problem = _as_array(got, "your function")
+            got, problem = as_array(got, "your function")
         if problem:
             return verdict(False, f"with {n_heads} heads: {problem}")
         expected = multi_head_attention(x, *W, n_heads)
@@ -190,6 +193,7 @@ def check_multi_head_scale(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
+@redrawable
 def _heads_trial(rng, lead, n, d_model, n_heads, dtype=np.float64):
     x = rng.normal(size=lead + (n, d_model)).astype(dtype)
     return Trial(f"x {shape_text(x.shape)} in {n_heads} heads", (x, n_heads), {},
@@ -217,6 +221,7 @@ def check_split_heads(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
 def _gqa_trial(rng, batch, h, h_kv, n_q, n_k, d, dtype=np.float64):
     q = rng.normal(size=(batch, h, n_q, d)).astype(dtype)
     k = rng.normal(size=(batch, h_kv, n_k, d)).astype(dtype)
@@ -262,7 +267,7 @@ def check_causal_mask(your_function):
         expected = causal_mask(n_q, n_k)
         label = f"for n_q = {n_q} and n_k = {n_k}"
         if problem is None:
-            got, problem = _as_array(got, "causal_mask")
+            got, problem = as_array(got, "causal_mask")
         if problem is None and got.dtype != np.bool_:
             problem = f"the mask has dtype {got.dtype}; it must be boolean (True = may attend)"
         if problem is None and got.shape != expected.shape:
@@ -280,6 +285,7 @@ def check_causal_mask(your_function):
 
 # Exercise 8 ---------------------------------------------------------------------------
 
+@redrawable
 def _bias_trial(rng, lead, n_q, n_k, d, bias_shape, *, kind="", dtype=np.float64):
     """q, k, v and a float bias; kind: "" (a bias like ALiBi's), "some -inf" (random
     keys blocked), "-inf" (the same and the first row all -inf), "near -1000" (whole rows of the bias near

@@ -16,10 +16,12 @@ from attention.model import ModelConfig
 from attention.norms import layer_norm, rms_norm
 from attention.parameters import count_parameters
 from attention.positions import rope, rope_permutation, sinusoidal_positions
-from attention.practice.trials import Trial, fresh_rng, judge, shape_text
+from attention.practice.trials import (Trial, defaulted, fresh_rng, judge, redrawable,
+                                       shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
 
 
+@redrawable
 def _norm_trial(rng, shape, dtype=np.float64, tiny=False, shift=0.0, eps=1e-5):
     x = rng.normal(size=shape) + shift
     if tiny:
@@ -40,9 +42,11 @@ def check_rms_norm(your_function):
     the last axis, for any leading axes."""
     rng = fresh_rng()
     trials = [_norm_trial(rng, (3, 8), tiny=True)[0], _norm_trial(rng, (2, 4, 6), eps=1e-6)[0],
-              _norm_trial(rng, (5, 7), np.float32)[0], _norm_trial(rng, (4, 5), shift=3.0)[0]]
+              _norm_trial(rng, (5, 7), np.float32)[0], _norm_trial(rng, (4, 5), shift=3.0)[0],
+              _norm_trial(rng, (2, 4, 6), eps=1e-6)[0],  # shapes seen, new values
+              defaulted(_norm_trial(rng, (3, 6), tiny=True, eps=1e-6)[0], "eps", 1e-6)]
 
-    def reference(x, weight, eps):
+    def reference(x, weight, eps=1e-6):
         return rms_norm(x, weight, eps=eps)
 
     ms = lambda x, axis=-1: np.mean(x * x, axis=axis, keepdims=True)  # noqa: E731
@@ -67,6 +71,7 @@ def check_rms_norm(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+@redrawable
 def _rope_trial(rng, lead, n, d_head, dtype=np.float64, offset=0, base=10000.0):
     x = rng.normal(size=lead + (n, d_head)).astype(dtype)
     positions = np.arange(offset, offset + n)
@@ -82,9 +87,11 @@ def check_rope(your_function):
     trials = [_rope_trial(rng, (), 5, 8), _rope_trial(rng, (2, 3), 4, 16, offset=100,
                                                       base=500000.0),
               _rope_trial(rng, (2,), 6, 6, np.float32, offset=7, base=100.0),
-              _rope_trial(rng, (1, 2), 3, 32, offset=4000)]
+              _rope_trial(rng, (1, 2), 3, 32, offset=4000),
+              defaulted(_rope_trial(rng, (2,), 4, 8, offset=30), "base", 10000.0)]
     return judge(
-        your_function, trials, lambda x, positions, base: rope(x, positions, base=base),
+        your_function, trials,
+        lambda x, positions, base=10000.0: rope(x, positions, base=base),
         what="rope", success="your rotation equals the package's RoPE (Hugging Face's "
                              "rotate_half layout), for the base given.",
         hints=[(lambda x, positions, base: rope(x, positions, base=base, layout="interleaved"),
@@ -170,14 +177,17 @@ def check_layer_norm(your_function):
     the biased variance and eps inside the square root (PyTorch's nn.LayerNorm)."""
     rng = fresh_rng()
     made = [_norm_trial(rng, (3, 8), tiny=True), _norm_trial(rng, (2, 3, 5)),
-            _norm_trial(rng, (4, 6), np.float32), _norm_trial(rng, (3, 4), shift=100.0)]
+            _norm_trial(rng, (4, 6), np.float32), _norm_trial(rng, (3, 4), shift=100.0),
+            _norm_trial(rng, (2, 3, 5)),  # shapes seen before, new values
+            _norm_trial(rng, (2, 7), tiny=True)]
     trials = []
     for trial, bias in made:
         x, weight = trial.args
         trial.args = (x, weight, bias)
         trials.append(trial)
+    defaulted(trials[-1], "eps", 1e-5)
 
-    def reference(x, weight, bias, eps):
+    def reference(x, weight, bias, eps=1e-5):
         return layer_norm(x, weight, bias, eps=eps)
 
     def bessel(x, weight, bias, eps):
@@ -207,7 +217,8 @@ def check_gelu_tanh(your_function):
               Trial("x (2, 3, 5) in float32", ((rng.normal(size=(2, 3, 5)) * 3).astype(
                   np.float32),), {}, np.dtype(np.float32)),
               Trial("x (7,) far from 0 (±30)", (rng.choice([-1.0, 1.0], size=7) * 30
-                                                + rng.normal(size=7),))]
+                                                + rng.normal(size=7),)),
+              Trial("x (4, 6) in float64 again, new values", (rng.normal(size=(4, 6)) * 3,))]
     return judge(
         your_function, trials, lambda x: gelu(x, approximate="tanh"), what="gelu_tanh",
         success="your GELU equals the tanh approximation GPT-2 uses (PyTorch's "
@@ -223,6 +234,7 @@ def check_gelu_tanh(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
 def _ffn_trial(rng, lead, d_model, d_ff, dtype=np.float64):
     x = rng.normal(size=lead + (d_model,)).astype(dtype)
     W = [(rng.normal(size=s) / math.sqrt(s[0])).astype(dtype)
@@ -257,6 +269,7 @@ def check_sinusoidal(your_function):
     sizes, and four sizes and bases the reader is not shown catch a hard-coded table.)"""
     cases = [(6, 8, 10000.0), (5, 10, 10000.0), (7, 12, 100.0), (9, 6, 500.0)]
     trials = [Trial(f"n = {n}, d_model = {d}, base = {b:g}", (n, d, b)) for n, d, b in cases]
+    trials.append(defaulted(Trial("n = 4, d_model = 6", (4, 6, 10000.0)), "base", 10000.0))
 
     def halves(n, d_model, base):
         pe = sinusoidal_positions(n, d_model, base)
@@ -280,9 +293,10 @@ def check_rope_interleaved(your_function):
     trials = [_rope_trial(rng, (), 5, 8), _rope_trial(rng, (2, 3), 4, 16, offset=100,
                                                       base=500000.0),
               _rope_trial(rng, (2,), 6, 6, np.float32, offset=7, base=100.0),
-              _rope_trial(rng, (1, 2), 3, 32, offset=4000)]
+              _rope_trial(rng, (1, 2), 3, 32, offset=4000),
+              defaulted(_rope_trial(rng, (2,), 4, 8, offset=30), "base", 10000.0)]
 
-    def interleaved(x, positions, base):
+    def interleaved(x, positions, base=10000.0):
         return rope(x, positions, base=base, layout="interleaved")
 
     def halves_order(x, positions, base):  # the right pairs, written back as halves

@@ -10,18 +10,20 @@ import numpy as np
 
 from attention.beam_search import beam_search
 from attention.kv_cache import kv_cache_bytes, sliding_window_mask, window_mask
-from attention.practice.trials import (
-    Trial, as_array, difference, fresh_rng, judge, matches, shape_text)
+from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+                                       matches, redrawable, shape_text, with_redraw)
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.sampling import (
     apply_temperature, filter_min_p, filter_top_k, filter_top_p, probabilities,
     sample_next)
 from attention.scaled_dot_product import attention
-from attention.softmax import log_softmax
+from attention.softmax import log_softmax, softmax
 
 
 def _array(got, shape, what):
-    """got as a float array of `shape`, or a failure line."""
+    """got as a float array of `shape`, or a failure line (a list is not an array)."""
+    if isinstance(got, (list, tuple)):
+        return None, f"{what} should be a NumPy array of shape {shape}, got a {type(got).__name__}"
     try:
         a = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
@@ -83,7 +85,7 @@ def check_top_p_filter(your_function):
 def check_decode_step(your_function):
     """Exercise 2: your_function(q, k, v, k_cache, v_cache) -> (out, k_cache, v_cache)."""
     rng = fresh_rng()
-    for n_heads, n, d in ((2, 5, 4), (3, 8, 6)):
+    for n_heads, n, d in ((2, 5, 4), (3, 8, 6), (2, 5, 4)):  # the last: sizes seen
         problem = _decode_once(your_function, rng, n_heads, n, d)
         if problem:
             return verdict(False, problem)
@@ -143,14 +145,23 @@ def check_kv_cache_size(your_function):
     for name, (n_layers, n_heads, n_kv_heads, d_model) in configs.items():
         config = SimpleNamespace(n_layers=n_layers, n_heads=n_heads,
                                  n_kv_heads=n_kv_heads, d_model=d_model)
-        for n_tokens, bpv in ((8192, 2), (1, 4)):
+        # (a million tokens: past what int32 holds; None: bytes_per_value left to its
+        # default, 2)
+        for n_tokens, bpv in ((8192, 2), (1, 4), (1_000_000, 1), (3, None)):
             want = kv_cache_bytes(n_layers, n_kv_heads, d_model // n_heads, n_tokens,
-                                  bytes_per_value=bpv)
-            got, problem = call(your_function, config, n_tokens, bpv)
+                                  bytes_per_value=bpv or 2)
+            got, problem = call(your_function, config, n_tokens,
+                                *(() if bpv is None else (bpv,)))
+            bpv = bpv or "the default 2"
             if problem:
                 return verdict(False, problem)
-            if not isinstance(got, (int, float, np.integer, np.floating)):
-                return verdict(False, f"return a number of bytes, got {type(got).__name__}")
+            if isinstance(got, (float, np.floating)) and got == int(got):
+                return verdict(False, f"{name}: you returned {got!r}, a float; a number "
+                                      "of bytes is a whole number: keep it an int (d_model "
+                                      "// n_heads, not /)")
+            if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
+                return verdict(False, f"return a whole number of bytes (an int), got "
+                                      f"{type(got).__name__}")
             if got != want:
                 ratio = got / want
                 hint = {0.5: "half of it: the cache keeps keys AND values",
@@ -198,9 +209,11 @@ def _window_run(your_function, rng, n, d, window, chunk):
         if problem:
             return f"{where}: {problem}"
         try:
+            if any(isinstance(a, (list, tuple)) for a in got):
+                raise TypeError("a list is not an array")
             keys, values, k_kept, v_kept = (np.asarray(a, dtype=np.float64) for a in got)
         except (TypeError, ValueError):
-            return "return four arrays (keys, values, k_kept, v_kept)"
+            return "return four NumPy arrays (keys, values, k_kept, v_kept)"
         if keys.ndim != 2 or keys.shape != values.shape or k_kept.ndim != 2 \
                 or k_kept.shape != v_kept.shape:
             return (f"keys/values and k_kept/v_kept should be (m, {d}) arrays in pairs, "
@@ -224,6 +237,7 @@ def _window_run(your_function, rng, n, d, window, chunk):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
+@redrawable
 def _logits_trial(rng, shape, k=None, ties=False, dtype=np.float64):
     logits = (rng.integers(-3, 4, size=shape).astype(float) if ties
               else rng.normal(size=shape) * 2).astype(dtype)
@@ -266,6 +280,14 @@ def check_top_k_filter(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
+def _min_p_trial(rng, shape, p):
+    trial = _logits_trial(rng, shape)
+    trial.args += (p,)
+    trial.label += f", p = {p:g}"
+    return trial
+
+
 def check_min_p_filter(your_function):
     """Exercise 6: your_function(logits, p) keeps the tokens whose probability is at least
     p times the most likely token's, -inf elsewhere, over any leading axes."""
@@ -274,10 +296,15 @@ def check_min_p_filter(your_function):
     # probability keep different tokens, so that mistake is always caught first.
     trials = [Trial("logits (4,), p = 0.2", (np.log([0.5, 0.3, 0.15, 0.05]), 0.2))]
     for shape, p in (((40,), 0.1), ((3, 12), 0.05), ((2, 4, 9), 0.3), ((5,), 0.0)):
-        trial = _logits_trial(rng, shape)
-        trial.args += (p,)
-        trial.label += f", p = {p:g}"
-        trials.append(trial)
+        trials.append(_min_p_trial(rng, shape, p))
+    # Rows of different peaks, built in: a threshold from the largest probability of
+    # the whole batch (not of each row) removes every token of the flat row.
+    peaked = np.array([[5.0, 0.0, 0.5, -1.0, 0.0], [0.2, 0.0, 0.1, 0.0, -0.1]])
+    trials.append(Trial("logits (2, 5), one row peaked and one flat, p = 0.3",
+                        (peaked + 0.01 * rng.normal(size=(2, 5)), 0.3)))
+    # The high edge, p = 1: only the top token stays (both, when two tie at the top).
+    trials.append(Trial("logits (6,) with two tied at the top, p = 1",
+                        (np.array([2.0, -1.0, 2.0, 0.5, 1.0, 0.0]), 1.0)))
     return judge(your_function, trials, filter_min_p, what="min_p_filter",
                  success="your filter equals min-p sampling's (Nguyen et al., 2024; Hugging "
                          "Face's MinPLogitsWarper).",
@@ -329,6 +356,7 @@ def _inverse_transform(probs, u):
     return np.minimum(ids, probs.shape[-1] - 1)
 
 
+@redrawable
 def _temperature_trial(rng, shape, temperature, kind="", dtype=np.float64):
     logits = rng.normal(size=shape) * 2.0
     if kind == "spread over ±1000":
@@ -353,6 +381,17 @@ def _sampled(logits, temperature, u):
     return sample_next(logits, _Replay(u[..., None]), temperature=temperature)
 
 
+def _rounded_down_trial(rng):
+    """A row whose probabilities add up, in floating point, to just under 1, and u just
+    under 1 past that sum: the draw is the last token, not one past the end."""
+    u = np.nextafter(1.0, 0.0)
+    while True:
+        logits = rng.normal(size=(1, 7))
+        if np.cumsum(softmax(logits, axis=-1), axis=-1)[0, -1] < u:
+            return Trial("logits (1, 7) whose probabilities add up to just under 1, "
+                         "u just under 1", (logits, 1.0, np.array([u])))
+
+
 def check_temperature_sample(your_function):
     """Exercise 8: your_function(logits, temperature, u) = the token of each row that
     the uniform u falls on, at temperature T (inverse-transform sampling), over any
@@ -363,7 +402,12 @@ def check_temperature_sample(your_function):
               _temperature_trial(rng, (300, 9), 1.3, dtype=np.float32),
               _temperature_trial(rng, (300, 8), 0.8, kind="some -inf"),
               _temperature_trial(rng, (200, 6), 0.05, kind="spread over ±1000"),
-              _temperature_trial(rng, (5,), 1.0)]
+              _temperature_trial(rng, (5,), 1.0),
+              # u = 0 on rows whose first tokens have probability 0: never drawn
+              Trial("logits (3, 5) whose first two tokens are -inf, u = 0",
+                    (np.concatenate([np.full((3, 2), -np.inf), rng.normal(size=(3, 3))], -1),
+                     1.0, np.zeros(3))),
+              _rounded_down_trial(rng)]
 
     def drawn(probs_of):
         return lambda logits, temperature, u: _inverse_transform(
@@ -406,7 +450,7 @@ def check_temperature_sample(your_function):
          "p ** (1 / T), renormalised"),
     ]
     problem = None
-    for trial in trials:
+    for trial in with_redraw(trials):
         result, problem = call(your_function, *trial.args)
         if problem is None:
             problem = compare(result, _sampled(*trial.args), trial)
@@ -428,6 +472,7 @@ def _top(totals, width):
     return beam, token, np.take_along_axis(flat, best, axis=-1)
 
 
+@redrawable
 def _beam_trial(rng, lead, n_beams, vocab, width, kind="", dtype=np.float64):
     while True:  # totals at least 1e-4 apart: float32 and float64 rank them alike
         scores = -np.abs(rng.normal(size=lead + (n_beams,))) * 3.0  # log-probs <= 0
@@ -468,7 +513,7 @@ def _beam_reference(scores, logits, beam_width):
                                   max_new_tokens=2)
         beam[at], token[at] = seqs[:beam_width, 1], seqs[:beam_width, 2]
         total[at] = found[:beam_width]
-    return beam, token, total
+    return beam, token, total.astype(np.result_type(scores, logits))  # float32 stays
 
 
 def check_beam_step(your_function):
@@ -495,7 +540,7 @@ def check_beam_step(your_function):
                          "alone; a beam's total is its score plus the new token's "
                          "log-probability")]
 
-    for trial in trials:
+    for trial in with_redraw(trials):
         scores, logits, width = trial.args
         want = _beam_reference(scores, logits, width)
         result, problem = call(your_function, *trial.args)
@@ -555,6 +600,7 @@ def _beam_difference(result, want, trial, hints):
 
 # Exercise 10 --------------------------------------------------------------------------
 
+@redrawable
 def _offset_trial(rng, lead, n_q, n_k, d, dtype=np.float64, scale=1.0):
     q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
     k = rng.normal(size=lead + (n_k, d)).astype(dtype)

@@ -13,10 +13,10 @@ import numpy as np
 from attention.masks import causal_mask
 from attention.model import ModelConfig, forward, init_params
 from attention.scaled_dot_product import attention
-from attention.softmax import logsumexp
+from attention.softmax import logsumexp, softmax
 from attention.practice.measure import BlockStream, Counted, kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
-                                       shape_text)
+                                       redrawable, shape_text)
 from attention.practice.verdict import call, guard_checks, num, verdict
 
 
@@ -103,34 +103,34 @@ def _half(q, k, v, shift=0.0):
     return p @ v / l[..., None], m, l
 
 
-def _merge_trial(rng, lead, n_q, n_k, d, d_v, split, shift=0.0):
+@redrawable
+def _merge_trial(rng, lead, n_q, n_k, d, d_v, split, shift=0.0, gap=0.0):
+    """Two parts of the keys; ``gap`` is added to every score of the second part (its
+    maximum then lies ``gap`` above the first's: exp of the difference overflows
+    unless taken from the common maximum)."""
     q = rng.normal(size=lead + (n_q, d))
     k = rng.normal(size=lead + (n_k, d))
     v = rng.normal(size=lead + (n_k, d_v))
     k[..., split:, :] *= 3.0  # the second part scores higher: the two maxima differ
     halves = (_half(q, k[..., :split, :], v[..., :split, :], shift)
-              + _half(q, k[..., split:, :], v[..., split:, :], shift))
+              + _half(q, k[..., split:, :], v[..., split:, :], shift + gap))
     label = (f"queries {shape_text(lead + (n_q, d))} over {split} + {n_k - split} keys"
-             + (f", scores near {shift:g}" if shift else ""))
-    return Trial(label, halves), attention(q, k, v)
+             + (f", scores near {shift:g}" if shift else "")
+             + (f", the second part's {gap:g} higher" if gap else ""))
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d)
+    scores[..., split:] += gap
+    return Trial(label, halves, expected=softmax(scores, axis=-1) @ v)
 
 
 def check_merge(your_function):
     """Exercise 2: your_function(o1, m1, l1, o2, m2, l2) = attention over both key parts,
     for any leading (batch, head) axes."""
     rng = fresh_rng()
-    made = [_merge_trial(rng, (), 5, 12, 8, 3, 6),
-            _merge_trial(rng, (2, 3), 4, 11, 8, 5, 4),
-            _merge_trial(rng, (2,), 6, 9, 4, 3, 7, shift=1000.0),
-            _merge_trial(rng, (3,), 3, 8, 4, 2, 2, shift=-1000.0)]
-    trials = [t for t, _ in made]
-    answers = {id(t): expected for t, expected in made}
-
-    def reference(*halves):
-        for t in trials:
-            if t.args is halves or all(a is b for a, b in zip(t.args, halves)):
-                return answers[id(t)]
-        raise LookupError("unknown trial")
+    trials = [_merge_trial(rng, (), 5, 12, 8, 3, 6),
+              _merge_trial(rng, (2, 3), 4, 11, 8, 5, 4),
+              _merge_trial(rng, (2,), 6, 9, 4, 3, 7, shift=1000.0),
+              _merge_trial(rng, (3,), 3, 8, 4, 2, 2, shift=-1000.0),
+              _merge_trial(rng, (2,), 4, 7, 4, 3, 3, gap=1500.0)]
 
     def averaged(o1, m1, l1, o2, m2, l2):
         return (o1 + o2) / 2
@@ -143,7 +143,7 @@ def check_merge(your_function):
         return (w1[..., None] * o1 + w2[..., None] * o2) / (w1 + w2)[..., None]
 
     return judge(
-        your_function, trials, reference, what="merge",
+        your_function, trials, None, what="merge",
         success="merging the two parts equals attention over all keys.",
         hints=[(averaged, "the plain average: the parts do not carry equal weight; weight "
                 "each by its share of the softmax mass, l_i * exp(m_i - m)"),
@@ -240,12 +240,25 @@ def check_tile_attention(your_function):
         # a later block and a missing rescale always shows here
         q[:, 0] = np.abs(q[:, 0]) + 0.5
         k[:, 0] += np.linspace(0.0, 4.0, n)
+        spread = (n, d, d_v, q0, b_q, block) == _TILE_CASES[-1]
+        while spread:  # the tile's first query scores in the thousands, the others near
+            q[q0] *= 400.0  # 1: one shift for the whole tile underflows some rows to 0
+            s = q[q0:q0 + b_q] @ k.T / math.sqrt(d)  # (b_q, n): one block holds all
+            seen = np.where(causal_mask(b_q, q0 + b_q), s[:, :q0 + b_q], -np.inf).max(1)
+            # Built in, not left to the draw: rows 800 apart, and no row's largest score
+            # on a key it may not see (masking after the exponential stays exact)
+            if np.ptp(seen) > 800 and np.all(seen >= s.max(axis=1)):
+                break
+            q, k = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+            q[:, 0] = np.abs(q[:, 0]) + 0.5
+            k[:, 0] = 2.0 * k[:, 0] + np.linspace(4.0, 0.0, n)  # the first keys score most
         expected = attention(q, k, v, causal=True)[q0:q0 + b_q]  # (b_q, d_v)
         unseen = -(-(q0 + b_q) // block) * block  # first block that starts after the tile
         k_given, v_given = k.copy(), v.copy()
         k_given[unseen:], v_given[unseen:] = np.nan, np.nan
         where = (f"for the tile of queries {q0}..{q0 + b_q - 1} of a sequence of {n}, "
-                 f"with blocks of {block} keys")
+                 f"with blocks of {block} keys"
+                 + (", its first query's scores in the thousands" if spread else ""))
         got, problem = call(your_function, q[q0:q0 + b_q].copy(), k_given, v_given, q0, block)
         if problem:
             return verdict(False, problem)
@@ -298,7 +311,8 @@ def check_tile_attention(your_function):
     problem = _tile_memory(your_function, rng)
     if problem:
         return verdict(False, problem)
-    return verdict(True, f"all {len(_TILE_CASES)} random tiles equal causal attention, no "
+    return verdict(True, f"all {len(_TILE_CASES)} random tiles (one whose queries score "
+                         "thousands apart) equal causal attention, no "
                          "block the tile cannot see was read (those keys held NaN), and on "
                          f"a tile of {_BIG[4]} queries over {_BIG[0]:,} keys the peak memory "
                          "stayed that of a few blocks, not of a whole row of scores.")
@@ -345,7 +359,8 @@ def check_merge_lse(your_function):
     rng = fresh_rng()
     made = []
     for lead, n_q, n_k, split, shift in (((), 4, 10, 5, 0.0), ((2, 3), 3, 8, 2, 0.0),
-                                         ((2,), 5, 9, 4, 1000.0)):
+                                         ((2,), 5, 9, 4, 1000.0),
+                                         ((), 4, 10, 5, 0.0)):  # sizes seen, new values
         q = rng.normal(size=lead + (n_q, 8))
         k = rng.normal(size=lead + (n_k, 8)) * np.where(np.arange(n_k) < split, 1, 3)[:, None]
         v = rng.normal(size=lead + (n_k, 3))
@@ -355,15 +370,13 @@ def check_merge_lse(your_function):
         if shift:
             l1, l2 = l1 + shift, l2 + shift  # every score shifted: the softmax is the same
             label += ", log-sum-exps near 1000"
-        made.append((Trial(label, (o1, l1, o2, l2)), attention(q, k, v)))
-    answers = {id(t.args[0]): expected for t, expected in made}
+        made.append(Trial(label, (o1, l1, o2, l2), expected=attention(q, k, v)))
 
     def naive(o1, lse1, o2, lse2):
         w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
         return (w1 * o1 + w2 * o2) / (w1 + w2)
 
-    return judge(your_function, [t for t, _ in made], lambda o1, *rest: answers[id(o1)],
-                 what="merge_lse",
+    return judge(your_function, made, None, what="merge_lse",
                  success="merging by log-sum-exp equals attention over all keys.",
                  hints=[(naive, "exp(lse) overflows at log-sum-exps near 1000: weight each "
                                 "part by exp(lse_i - lse) with lse = logaddexp(lse1, lse2)"),
@@ -377,11 +390,21 @@ def check_chunked_attention(your_function):
     """Exercise 6: your_function(q, k, v, chunk) = causal attention computed `chunk`
     queries at a time; the peak memory is measured (a chunk's scores, not all of them)."""
     rng = fresh_rng()
-    trials = [(7, 7, 4, 3), (10, 10, 8, 4), (6, 9, 4, 5)]
-    for n_q, n_k, d, chunk in trials:
-        q, k, v = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)), rng.normal(size=(n_k, 3))
+    # (n_q, n_k, d, chunk, scale): chunks of 1 and longer than the queries, and scores
+    # spread over thousands (q scaled), where a shift by anything but the row's
+    # maximum overflows
+    trials = [(7, 7, 4, 3, 1.0), (10, 10, 8, 4, 1.0), (6, 9, 4, 5, 1.0), (5, 8, 4, 1, 1.0),
+              (4, 6, 4, 10, 1.0), (6, 6, 4, 4, 800.0), (7, 7, 4, 3, 1.0)]  # the first again
+    for n_q, n_k, d, chunk, scale in trials:
+        while True:  # when spread: a row whose maximum is 800 above key 0, built in
+            q, k, v = (rng.normal(size=(n_q, d)) * scale, rng.normal(size=(n_k, d)),
+                       rng.normal(size=(n_k, 3)))
+            s = np.where(causal_mask(n_q, n_k), q @ k.T / math.sqrt(d), np.nan)
+            if scale == 1 or np.any(np.nanmax(s, 1) - s[:, 0] > 800):
+                break
         got, problem = call(your_function, q, k, v, chunk)
-        label = f"on {n_q} queries and {n_k} keys in chunks of {chunk}"
+        label = f"on {n_q} queries and {n_k} keys in chunks of {chunk}" + (
+            ", scores spread over thousands" if scale > 1 else "")
         if problem is None:
             got, problem = as_array(got, "chunked_attention")
         problem = problem or difference(got, attention(q, k, v, causal=True))
@@ -401,7 +424,9 @@ def check_chunked_attention(your_function):
         return verdict(False, f"{label}: your function held {peak / 2**20:.1f} MiB at once; all the "
                               f"scores take {kib(n * n * 8)}, one chunk's {kib(chunk * n * 8)}. "
                               "Compute the scores of one chunk of queries at a time")
-    return verdict(True, f"on 3 random shapes (n_q ≠ n_k included) your output equals causal "
+    return verdict(True, f"on {len(trials)} random shapes (n_q ≠ n_k, chunks of 1 and longer "
+                         "than the queries, scores spread over thousands included) your "
+                         "output equals causal "
                          f"attention, and at {n:,} tokens it held at most {kib(limit)}, not "
                          f"the {kib(n * n * 8)} of every score at once.")
 

@@ -16,13 +16,15 @@ from attention.optim import adam_step
 from attention.masks import causal_mask
 from attention.practice.measure import kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, first_failure,
-                                       fresh_rng, judge, shape_text, tried)
+                                       fresh_rng, judge, redrawable, shape_text, tried)
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import softmax
 
 
 def _as_array(got, shape, what):
     """(array, None) if got is a float array of this shape, else (None, a failure line)."""
+    if isinstance(got, (list, tuple)):
+        return None, f"{what} should be a NumPy array of shape {shape}, got a {type(got).__name__}"
     try:
         got = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
@@ -40,6 +42,7 @@ def _close(a, b, tol=1e-10):
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+@redrawable
 def _vjp_trial(rng, shape, dtype=np.float64):
     p = softmax(rng.normal(size=shape) * 2.0).astype(dtype)  # rows of weights
     g = rng.normal(size=shape).astype(dtype)
@@ -95,6 +98,7 @@ def check_softmax_vjp(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+@redrawable
 def _backward_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
     shapes = (lead + (n_q, d_v), lead + (n_q, d), lead + (n_k, d), lead + (n_k, d_v))
     d_out, q, k, v = (rng.normal(size=s).astype(dtype) for s in shapes)
@@ -154,6 +158,11 @@ def _smooth_loss_grad(x):
     return np.exp(x) * w + softmax_backward(2 * p, p)
 
 
+def _wavy_loss(x):
+    """Another loss, Σ x sin 3x, for the step where f itself varies."""
+    return float(np.sum(x * np.sin(3.0 * x)))
+
+
 def _one_sided(f, x, h):
     grad, f_x = np.zeros_like(x), f(x)
     for i in range(x.size):
@@ -163,14 +172,31 @@ def _one_sided(f, x, h):
     return grad
 
 
+def _central(f, x, h):
+    """The central difference of f at x with step h, entry by entry."""
+    grad = np.zeros_like(x)
+    for i in range(x.size):
+        up, down = x.copy(), x.copy()
+        up.flat[i] += h
+        down.flat[i] -= h
+        grad.flat[i] = (f(up) - f(down)) / (2 * h)
+    return grad
+
+
 def check_numerical_gradient(your_function):
     """Exercise 3: your_function(f, x, h) = central-difference gradient of f at x."""
     rng = fresh_rng()
-    for shape, h in (((3, 4), 1e-6), ((2, 3, 2), 1e-5), ((5,), 1e-6)):
+    # The last: a large step, where the answer is the central difference at that h
+    # (off the exact gradient by order h²), so an h of the reader's own shows.
+    # It also has a loss of its own (f is an argument too, not always the same).
+    for shape, h in (((3, 4), 1e-6), ((2, 3, 2), 1e-5), ((5,), 1e-6), ((3, 4), 1e-6),
+                     ((4,), 0.1)):
         x = rng.normal(size=shape) + 0.5
-        expected = _smooth_loss_grad(x)
+        f = _smooth_loss if h < 1e-3 else _wavy_loss
+        expected = _smooth_loss_grad(x) if h < 1e-3 else _central(f, x, h)
         label = f"on x of shape {shape_text(shape)} with h = {h:g}"
-        got, problem = call(your_function, _smooth_loss, x, h)
+        label += ", f = Σ x sin 3x" if f is _wavy_loss else ""
+        got, problem = call(your_function, f, x, h)
         if problem:
             if "changed its input x" in problem:
                 problem += ("; here nudging x is fine, but restore each entry exactly "
@@ -188,17 +214,20 @@ def check_numerical_gradient(your_function):
         if _close(got, 2 * expected, tol=1e-6):
             return verdict(False, f"{label}: twice the gradient: the two points x + h and "
                                   "x - h are 2h apart")
-        if _close(got, _one_sided(_smooth_loss, x, h), tol=1e-7):
+        if _close(got, _one_sided(f, x, h), tol=1e-7):
             return verdict(False, f"{label}: off by {error:.0e} (relative), as a one-sided "
                                   "difference (f(x + h) - f(x)) / h is, with an error of order "
                                   "h; the central difference (f(x + h) - f(x - h)) / (2h) is "
                                   "off by order h² only")
-        return verdict(False, f"{label}: off by {error:.0e} (relative) from the exact "
-                              "gradient; a central difference with the h given is within "
-                              "1e-8: use that h, and both points x + h and x - h")
-    return verdict(True, "on 3 random points (shapes (3, 4), (2, 3, 2) and (5,), h = 1e-6 "
-                         "and 1e-5) your central differences are within 1e-8 (relative) of "
-                         "the exact gradient, and x is left as it was.")
+        return verdict(False, f"{label}: off by {error:.0e} (relative) from "
+                              + ("the exact gradient; a central difference with the h "
+                                 "given is within 1e-8" if h < 1e-3 else
+                                 "the central difference at this large h") +
+                              ": use that h, and both points x + h and x - h")
+    return verdict(True, "on 4 random points (shapes (3, 4) twice, (2, 3, 2) and (5,), "
+                         "h = 1e-6 and 1e-5) your central differences are within 1e-8 (relative) of "
+                         "the exact gradient, at h = 0.1 (on another f) they equal the "
+                         "central difference at that step, and x is left as it was.")
 
 
 # Exercise 4 ---------------------------------------------------------------------------
@@ -206,7 +235,7 @@ def check_numerical_gradient(your_function):
 def check_fixed_backward(your_function):
     """Exercise 4: your_function(d_out, q, k, v) = (dq, dk, dv) of causal self-attention."""
     rng = fresh_rng()
-    for n, d in ((6, 4), (9, 5)):
+    for n, d in ((6, 4), (9, 5), (6, 4)):  # the last: sizes seen, new values
         q, k, v, d_out = (rng.normal(size=(n, d)) for _ in range(4))
         expected = attention_backward(d_out, q, k, v, causal=True)
         got, problem = call(your_function, d_out, q, k, v)
@@ -241,12 +270,16 @@ def check_fixed_backward(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
-def _norm_trial(rng, shape, dtype=np.float64, shift=0.0):
+@redrawable
+def _norm_trial(rng, shape, dtype=np.float64, shift=0.0, eps=None):
+    """A LayerNorm backward trial; eps None: left to its default."""
     x = (rng.normal(size=shape) * 2.0 + shift).astype(dtype)
     d_y = rng.normal(size=shape).astype(dtype)
     weight = (1.0 + 0.3 * rng.normal(size=shape[-1])).astype(dtype)
     label = f"x of shape {shape_text(shape)} in {np.dtype(dtype).name}"
-    return Trial(label + (f" around {shift:g}" if shift else ""), (d_y, x, weight), {},
+    label += f" around {shift:g}" if shift else ""
+    label += f", eps {eps:g}" if eps is not None else ""
+    return Trial(label, (d_y, x, weight), {} if eps is None else {"eps": eps},
                  np.dtype(dtype))
 
 
@@ -259,7 +292,8 @@ def check_layer_norm_backward(your_function):
     """Exercise 5: your_function(d_y, x, weight, eps=1e-5) = (dx, d_weight, d_bias)."""
     rng = fresh_rng()
     trials = [_norm_trial(rng, (4, 8)), _norm_trial(rng, (2, 3, 6)),
-              _norm_trial(rng, (3, 5), np.float32), _norm_trial(rng, (5, 7), shift=50.0)]
+              _norm_trial(rng, (3, 5), np.float32), _norm_trial(rng, (5, 7), shift=50.0),
+              _norm_trial(rng, (3, 6), eps=0.5)]  # an eps that shows
     problem = first_failure(your_function, trials, _layer_norm_grads,
                             what="layer_norm_backward",
                             compare=_compare_gradients(("dx", "d_weight", "d_bias")))
@@ -271,6 +305,7 @@ def check_layer_norm_backward(your_function):
 
 # Exercise 6 ---------------------------------------------------------------------------
 
+@redrawable
 def _ce_trial(rng, shape, vocab, ignored=0, shift=0.0, dtype=np.float64):
     logits = (rng.normal(size=shape + (vocab,)) * 3.0 + shift).astype(dtype)
     targets = rng.integers(0, vocab, size=shape)
@@ -286,7 +321,8 @@ def check_cross_entropy_grad(your_function):
     targets of -100 ignored (they count neither in the sum nor in the mean)."""
     rng = fresh_rng()
     trials = [_ce_trial(rng, (6,), 5), _ce_trial(rng, (2, 4), 7, ignored=3),
-              _ce_trial(rng, (5,), 9, shift=1000.0), _ce_trial(rng, (3, 3), 4, dtype=np.float32)]
+              _ce_trial(rng, (5,), 9, shift=1000.0), _ce_trial(rng, (3, 3), 4, dtype=np.float32),
+              _ce_trial(rng, (4,), 6, ignored=3)]  # one counted row: the mean over 1
 
     def reference(logits, targets):
         return cross_entropy_backward(logits, targets)
@@ -325,14 +361,20 @@ def check_adam_update(your_function):
     Adam's step t (t counts from 1), without changing the arrays it is given."""
     rng = fresh_rng()
     trials = []
-    for shape, t, beta2 in (((4, 3), 1, 0.95), ((2, 3, 5), 2, 0.999), ((7,), 10, 0.999)):
+    # (shape, t, beta1, beta2, eps); the last: the first's sizes again, new values
+    for shape, t, beta1, beta2, eps in (((4, 3), 1, 0.9, 0.95, 1e-8),
+                                        ((2, 3, 5), 2, 0.9, 0.999, 1e-8),
+                                        ((7,), 10, 0.8, 0.999, 1e-3),
+                                        ((4, 3), 1, 0.9, 0.95, 1e-8)):
         p, g = rng.normal(size=shape), rng.normal(size=shape)
         m, v = 0.1 * rng.normal(size=shape), np.abs(0.1 * rng.normal(size=shape))
         if t == 1:
             m, v = np.zeros(shape), np.zeros(shape)
-        lr, beta1 = float(rng.uniform(1e-3, 1e-1)), 0.9
+        lr = float(rng.uniform(1e-3, 1e-1))
         trials.append(Trial(f"step t = {t} of a {shape_text(shape)} parameter "
-                            f"(betas 0.9 and {beta2})", (p, g, m, v, t, lr, beta1, beta2, 1e-8)))
+                            f"(betas {beta1} and {beta2}"
+                            + (f", eps {eps:g})" if eps != 1e-8 else ")"),
+                            (p, g, m, v, t, lr, beta1, beta2, eps)))
     problem = first_failure(your_function, trials, _adam_reference, what="adam_update",
                             compare=_compare_gradients(("p", "m", "v")))
     if problem:

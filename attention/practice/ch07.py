@@ -44,13 +44,25 @@ def _random_words(rng):
     return words
 
 
+# Words whose symbols are already merges of several letters, with their answer (the
+# package's trainer sees letters, so these are worked out here): a pair is two symbols,
+# never two letters that happen to sit side by side in the spelling.
+_MULTI_LETTER = [
+    ({("th", "e"): 2, ("t", "he"): 3, ("th", "en"): 1},
+     ("t", "he"), {("th", "e"): 2, ("the",): 3, ("th", "en"): 1}),
+    ({("a", "b"): 2, ("aa", "b"): 1, ("a", "ab"): 1},
+     ("a", "b"), {("ab",): 2, ("aa", "b"): 1, ("a", "ab"): 1}),
+]
+
+
 def check_merge_step(your_function):
     """Exercise 1: your_function(words) = (pair, merged words) for one BPE step."""
     rng = fresh_rng()
-    corpora = [{("a", "a", "a"): 3, ("b", "c"): 2}]  # overlapping pairs: aa|a
+    corpora = [{("a", "a", "a"): 3, ("b", "c"): 2},  # overlapping pairs: aa|a
+               {("c", "d"): 2, ("a", "b"): 2}]  # a tie, built in: (a, b) wins
     corpora += [_random_words(rng) for _ in range(20)]
-    for words in corpora:
-        pair, expected = _reference_merge(words)
+    cases = [(words, *_reference_merge(words)) for words in corpora] + _MULTI_LETTER
+    for words, pair, expected in cases:
         got, problem = call(your_function, dict(words))
         if problem:
             return verdict(False, problem)
@@ -69,7 +81,9 @@ def check_merge_step(your_function):
             return verdict(False, f"merging {pair} in {words} gives {expected}, you gave "
                                   f"{got_words} (merge left to right, never overlapping)")
     return verdict(True, f"{len(corpora)} corpora (20 drawn at random) merged as the "
-                         f"package's trainer merges them, overlapping pairs included.")
+                         f"package's trainer merges them, overlapping pairs and ties "
+                         f"included, and {len(_MULTI_LETTER)} of symbols of several "
+                         "letters (after earlier merges).")
 
 
 # Exercise 2 ---------------------------------------------------------------------------
@@ -84,8 +98,21 @@ def _random_params(rng):
 
 
 def check_adamw_groups(your_function):
-    """Exercise 2: your_function(params, grads, state, lr, weight_decay) in place."""
+    """Exercise 2: your_function(params, grads, state, lr, weight_decay, betas, eps) in
+    place: three steps with betas and eps left to their defaults, then three with
+    others (so neither can be hard-coded)."""
     rng = fresh_rng()
+    for options in ({}, {"betas": (0.8, 0.99), "eps": 1e-3}):
+        problem = _adamw_run(your_function, rng, options)
+        if problem is not None:
+            return verdict(False, problem)
+    return verdict(True, "3 AdamW steps with a random rate and decay, and 3 more with "
+                         "betas (0.8, 0.99) and eps 1e-3, equal the two-group optimiser: "
+                         "the matrices decayed, the bias and the gain did not.")
+
+
+def _adamw_run(your_function, rng, options):
+    """Three steps of the reader's optimiser and the package's; None, or what differs."""
     params = _random_params(rng)
     lr, weight_decay = float(rng.uniform(0.01, 0.1)), float(rng.uniform(0.1, 1.0))
     ours = {n: p.copy() for n, p in params.items()}
@@ -93,27 +120,28 @@ def check_adamw_groups(your_function):
     state = adamw_init(ours, groups)
     theirs = {"step": 0, "m": {n: np.zeros_like(p) for n, p in params.items()},
               "v": {n: np.zeros_like(p) for n, p in params.items()}}
+    where = (f"with betas {options['betas']} and eps {options['eps']:g}" if options
+             else "with betas and eps left to their defaults")
     for _ in range(3):
         grads = {n: rng.normal(size=p.shape) for n, p in params.items()}
-        adamw_step(ours, grads, state, groups, lr=lr, weight_decay=weight_decay)
+        adamw_step(ours, grads, state, groups, lr=lr, weight_decay=weight_decay, **options)
         _, problem = call(your_function, params, {n: g.copy() for n, g in grads.items()},
-                          theirs, lr, weight_decay, may_change=("params", "state"))
+                          theirs, lr, weight_decay, may_change=("params", "state"),
+                          **options)
         if problem:
-            return verdict(False, problem)
+            return f"{where}: {problem}"
     for name in params:
         got = np.asarray(params[name], dtype=np.float64)
         if got.shape != ours[name].shape or not np.all(np.isfinite(got)):
-            return verdict(False, f"{name} lost its shape or holds NaN")
+            return f"{where}: {name} lost its shape or holds NaN"
         error = float(np.max(np.abs(got - ours[name])))
         if error > 1e-10:
-            return verdict(False, f"after 3 steps {name} differs by {num(error)}; "
-                                  + ("a parameter of two or more axes decays: "
-                                     "p ← p (1 - lr λ) each step"
-                                     if name in groups["decay"] else
-                                     "biases and norm gains are not decayed"))
-    return verdict(True, "3 AdamW steps with a random rate and decay equal the "
-                         "two-group optimiser: the matrices decayed, the bias and "
-                         "the gain did not.")
+            return (f"{where}, after 3 steps {name} differs by {num(error)}; "
+                    + ("a parameter of two or more axes decays: p ← p (1 - lr λ) each "
+                       "step" if name in groups["decay"] else
+                       "biases and norm gains are not decayed")
+                    + ("; use the betas and eps you are given" if options else ""))
+    return None
 
 
 # Exercise 3 ---------------------------------------------------------------------------

@@ -20,9 +20,12 @@ from attention.practice.verdict import call, guard_checks, verdict
 # Exercise 1 ---------------------------------------------------------------------------
 
 def _yarn_trial(d_head, base, factor, original, beta_fast=32.0, beta_slow=1.0,
-                truncate=True):
+                truncate=True, defaults=False):
     label = (f"d_head {d_head}, base {base:g}, factor {factor:g}, {original} "
              f"original positions")
+    if defaults:
+        return Trial(label + ", beta_fast, beta_slow and truncate left to their defaults",
+                     (d_head, base, factor, original))
     if (beta_fast, beta_slow) != (32.0, 1.0):
         label += f", betas {beta_fast:g} and {beta_slow:g}"
     label += "" if truncate else ", truncate=False"
@@ -35,6 +38,12 @@ def check_yarn_inv_freq(your_function):
     beta_fast, beta_slow, truncate) = YaRN's inverse frequencies (d_head / 2,)."""
     rng = fresh_rng()
     trials = [_yarn_trial(64, 10000.0, 8.0, 2048),
+              # the defaults (beta_fast 32, beta_slow 1, truncate True) left to the reader
+              _yarn_trial(32, 10000.0, 4.0, 1024, defaults=True),
+              # the ramp's top clamped at the last index (base 10: a ramp wider than d/2)
+              _yarn_trial(16, 10.0, 4.0, 1000),
+              # a ramp of no width (a tiny original context): a step after pair 0
+              _yarn_trial(16, 10000.0, 4.0, 4),
               _yarn_trial(128, 500000.0, 32.0, 8192),
               _yarn_trial(int(rng.choice([16, 48, 96])), float(rng.choice([1e4, 1.5e5])),
                           float(rng.choice([4.0, 16.0])), int(rng.choice([512, 4096])),
@@ -75,8 +84,9 @@ def check_yarn_inv_freq(your_function):
     if problem is not None:
         return verdict(False, problem)
     return verdict(True, f"on {len(trials)} configurations (d_head 6 to 128, bases "
-                         "10,000 to 500,000, factors 1 to 32, betas 32 and 1 or 16 and "
-                         "2, truncate True and False) your frequencies equal the "
+                         "10 to 500,000, 4 to 8,192 original positions, factors 1 to "
+                         "32, betas 32 and 1 or 16 and 2, truncate True and False, the "
+                         "defaults) your frequencies equal the "
                          "package's YaRN (and so Hugging Face's): fast pairs kept, slow "
                          "pairs divided by the factor, a ramp between.")
 
@@ -151,13 +161,15 @@ def check_roll_cache(your_function):
             ((2, 3), 5, 4, 2, [3, 1, 1, 4, 1, 1], np.float64),
             ((1, 1), 3, 2, 0, [2, 2, 1, 1, 3], np.float64),
             ((2, 2), 6, 6, 4, [5, 3, 1, 2, 1], np.float32),
-            ((1, 3), 4, 1, 3, [1, 2, 1, 1, 1, 2], np.float64)]
+            ((1, 3), 4, 1, 3, [1, 2, 1, 1, 1, 2], np.float64),
+            ((3,), 4, 3, 1, [2, 1, 3, 1], np.float64),  # one head axis
+            ((), 5, 2, 2, [1, 3, 2, 1], np.float64)]  # no leading axes
     for lead, d, window, n_sinks, chunks, dtype in runs:
         problem = _roll_run(your_function, rng, lead, d, window, n_sinks, chunks, dtype)
         if problem is not None:
             return verdict(False, problem)
     return verdict(True, f"on {len(runs)} random runs (windows of 1 to 6, 0 to 4 sinks, "
-                         "chunks of 1 to 5 tokens, batch and head axes, float32 and "
+                         "chunks of 1 to 5 tokens, no, one or two leading axes, float32 and "
                          "float64) your cache holds exactly what the package's KVCache "
                          "keeps, in position order.")
 
@@ -173,9 +185,11 @@ def _roll_run(your_function, rng, lead, d, window, n_sinks, chunks, dtype):
     for step, n_new in enumerate(chunks):
         k_new = rng.normal(size=lead + (n_new, d)).astype(dtype)
         v_new = rng.normal(size=lead + (n_new, d)).astype(dtype)
-        cache.update(0, k_new, v_new)
+        # KVCache holds (batch, heads, n, d): any leading axes as one head axis
+        cache.update(0, *(a.reshape((1, -1) + a.shape[-2:]) for a in (k_new, v_new)))
         cache.advance(n_new)
         want_k, want_v, want_pos = _kept(cache)
+        want_k, want_v = (a.reshape(lead + a.shape[-2:]) for a in (want_k, want_v))
         result, problem = call(your_function, k_kept, v_kept, kept_pos, k_new, v_new,
                                window, n_sinks)
         if problem is not None:

@@ -17,13 +17,14 @@ from attention.families.routing import softmax_top_k, top_k
 from attention.families.mla import absorb_key
 from attention.families.softcap import softcap
 from attention.model import ModelConfig
-from attention.practice.trials import Trial, fresh_rng, judge, shape_text
+from attention.practice.trials import Trial, fresh_rng, judge, redrawable, shape_text
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import softmax
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+@redrawable
 def _absorb_trial(rng, batch, H, n, d_nope, r, dtype=np.float64):
     q = rng.normal(size=(batch, H, n, d_nope)).astype(dtype)
     W = rng.normal(size=(r, H * d_nope)).astype(dtype)
@@ -78,12 +79,16 @@ def check_latent_cache_bytes(your_function):
                      qk_nope_head_dim=128, v_head_dim=128)
     configs = [(v3, 4096, 2)]
     configs += [(_mla_config(rng), int(rng.integers(1, 5000)), b) for b in (1, 4)]
+    # a million tokens (past int32) and bytes_per_value left to its default (None: 2)
+    configs += [(v3, 1_000_000, 2), (_mla_config(rng), 7, None)]
     for config, n, b in configs:
-        want = latent_cache_bytes(config, n, bytes_per_value=b)
-        got, problem = call(your_function, config, n, b)
+        want = latent_cache_bytes(config, n, bytes_per_value=b or 2)
+        got, problem = call(your_function, config, n, *(() if b is None else (b,)))
         where = (f"n_layers={config.n_layers}, kv_lora_rank={config.kv_lora_rank}, "
                  f"qk_rope_head_dim={config.qk_rope_head_dim}, n_heads={config.n_heads}, "
-                 f"{n} tokens, {b} bytes per value")
+                 f"{n:,} tokens, " + (f"{b} bytes per value" if b else
+                                      "bytes_per_value left to its default 2"))
+        b = b or 2
         if problem is None and (isinstance(got, bool) or not isinstance(got, (int, np.integer))):
             problem = f"return a whole number of bytes, got {got!r}"
         if problem is None and got != want:
@@ -99,13 +104,15 @@ def check_latent_cache_bytes(your_function):
             problem = known.get(int(got), f"got {int(got):,}, expected {want:,}")
         if problem is not None:
             return verdict(False, f"for {where}: {problem}")
-    return verdict(True, f"on DeepSeek-V3's sizes and {len(configs) - 1} random "
-                         "configurations your count equals n_layers * (kv_lora_rank + "
+    return verdict(True, f"on DeepSeek-V3's sizes (4,096 and 1,000,000 tokens), 3 random "
+                         "configurations (one with the default 2 bytes per value) "
+                         "your count equals n_layers * (kv_lora_rank + "
                          "qk_rope_head_dim) values per token.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
 
+@redrawable
 def _capped_trial(rng, shape, cap, dtype=np.float64):
     s = (rng.normal(size=shape) * 2 * cap).astype(dtype)  # many scores past the cap
     g = rng.normal(size=shape).astype(dtype)
@@ -150,6 +157,7 @@ def _router_gates(logits, k):
     return _gates(*softmax_top_k(logits, k), logits.shape[-1])
 
 
+@redrawable
 def _logits_trial(rng, shape, k, dtype=np.float64):
     z = (rng.normal(size=shape) * 2).astype(dtype)
     return Trial(f"logits of shape {shape_text(shape)} with k={k} in "
@@ -192,11 +200,16 @@ def check_top_k_router(your_function):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
-def _skewed_trial(rng, shape, k, dtype=np.float64):
+@redrawable
+def _skewed_trial(rng, shape, k, dtype=np.float64, idle=False):
+    """Uneven load; ``idle``: the last expert 20 below the rest, never chosen."""
     z = rng.normal(size=shape) + np.linspace(2.0, 0.0, shape[-1])  # uneven load
+    if idle:
+        z[..., -1] -= 20.0
     z = z.astype(dtype)
     return Trial(f"router logits of shape {shape_text(shape)} with k={k} in "
-                 f"{np.dtype(dtype).name}", (z, k), {}, np.dtype(dtype))
+                 f"{np.dtype(dtype).name}" + (", the last expert never chosen" if idle
+                                              else ""), (z, k), {}, np.dtype(dtype))
 
 
 def _loss_parts(z, k):
@@ -212,7 +225,7 @@ def check_load_balancing_loss(your_function):
     rng = fresh_rng()
     trials = [_skewed_trial(rng, (64, 8), 2), _skewed_trial(rng, (100, 16), 4),
               _skewed_trial(rng, (50, 6), 2, np.float32),
-              _skewed_trial(rng, (33, 5), 1)]
+              _skewed_trial(rng, (33, 5), 1), _skewed_trial(rng, (40, 6), 2, idle=True)]
 
     def top_1(z, k):
         E, _, P = _loss_parts(z, k)

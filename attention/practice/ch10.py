@@ -13,7 +13,8 @@ from attention.linear.linear_attention import (linear_attention_parallel,
                                                linear_attention_recurrent)
 from attention.practice.measure import kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, first_failure,
-                                       fresh_rng, judge, matches, shape_text, tried)
+                                       fresh_rng, judge, matches, redrawable,
+                                       shape_text, tried)
 from attention.practice.verdict import guard_checks, verdict
 
 
@@ -30,6 +31,7 @@ def _plain(q, k, v):
 
 # Exercise 1 ---------------------------------------------------------------------------
 
+@redrawable
 def _linear_trial(rng, lead, n, d_k, d_v, dtype=np.float64):
     axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
     return Trial(f"{n} tokens, d_k {d_k}, d_v {d_v}, {axes}, {np.dtype(dtype).name}",
@@ -79,6 +81,7 @@ def check_causal_linear_attention(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+@redrawable
 def _step_trial(rng, lead, d_k, d_v, dtype=np.float64):
     S = rng.normal(size=(*lead, d_k, d_v)).astype(dtype)
     k = rng.normal(size=(*lead, d_k)).astype(dtype)
@@ -123,6 +126,7 @@ def check_delta_step(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
+@redrawable
 def _merge_trial(rng, lead, n_a, n_b, d_k, d_v, dtype=np.float64):
     q, k, v = _features(rng, lead, n_a + n_b, d_k, d_v, dtype)
     _, S_a = linear_attention_recurrent(q[..., :n_a, :], k[..., :n_a, :],

@@ -8,7 +8,7 @@ returns True or False. References come from ``attention.serving``.
 import numpy as np
 
 from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
-                                       matches, shape_text)
+                                       matches, redrawable, shape_text)
 from attention.practice.verdict import guard_checks
 from attention.serving.paged import gather
 from attention.serving.speculative import acceptance, residuals
@@ -17,7 +17,8 @@ from attention.serving.split_kv import merge_chunks
 
 # Exercise 1 ---------------------------------------------------------------------------
 
-def _rule_trial(rng, k, vocab, *, same_row=False, zeros=0):
+@redrawable
+def _rule_trial(rng, k, vocab, *, same_row=None, zeros=0):
     p = rng.dirichlet(np.ones(vocab), size=k + 1)
     q = rng.dirichlet(np.ones(vocab), size=k)
     if zeros:  # top-k filtered draft and target: some tokens impossible
@@ -32,10 +33,10 @@ def _rule_trial(rng, k, vocab, *, same_row=False, zeros=0):
     if k >= 2:
         drafted[0] = np.argmax(p[0] - q[0])
     drafted[-1] = np.argmax(q[-1] - p[-2])
-    if same_row:  # a draft that agrees with the target on row 0
-        q[0] = p[0]
+    if same_row is not None:  # a draft that agrees with the target on that row
+        q[same_row] = p[same_row]
     label = f"p {shape_text(p.shape)}, q {shape_text(q.shape)}"
-    label += ", q equal to p on row 0" if same_row else ""
+    label += f", q equal to p on row {same_row}" if same_row is not None else ""
     label += f", {zeros} zero-probability tokens per row" if zeros else ""
     return Trial(label, (p, q, drafted))
 
@@ -85,7 +86,8 @@ def check_accept_rule(your_function):
     """Exercise 1: your_function(p, q, drafted) = (min(1, p/q), norm(max(0, p - q)))."""
     rng = fresh_rng()
     trials = [_rule_trial(rng, 3, 6), _rule_trial(rng, 1, 4),
-              _rule_trial(rng, 4, 8, zeros=3), _rule_trial(rng, 2, 5, same_row=True)]
+              _rule_trial(rng, 4, 8, zeros=3), _rule_trial(rng, 2, 5, same_row=0),
+              _rule_trial(rng, 4, 5, same_row=2)]  # its residual: its own row of p
     return judge(your_function, trials, _rule, what="accept_rule", compare=_compare_rule,
                  success="your acceptance probabilities and residuals equal the rule "
                          "that keeps the target's distribution.")
@@ -93,12 +95,16 @@ def check_accept_rule(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+@redrawable
 def _gather_trial(rng, n_blocks, heads, block_size, d, length):
     blocks = rng.normal(size=(n_blocks, heads, block_size, d))
     n_used = -(-length // block_size)
     table = rng.choice(n_blocks, n_used, replace=False)
-    while n_used > 1 and np.all(np.diff(table) > 0):  # out of order, always
-        table = rng.permutation(table)
+    # Never blocks 0 .. n_used - 1 in some order (reading those would look like
+    # reading the table sorted), and out of order, always: built, not drawn by luck.
+    while np.array_equal(np.sort(table), np.arange(n_used)) or (
+            n_used > 1 and np.all(np.diff(table) > 0)):
+        table = rng.choice(n_blocks, n_used, replace=False)
     which = f"{n_used} blocks out of order" if n_used > 1 else "1 block"
     return Trial(f"blocks {shape_text(blocks.shape)}, a table of {which}, length "
                  f"{length}", (blocks, table, length))
@@ -124,13 +130,15 @@ def check_gather(your_function):
 
 # Exercise 3 ---------------------------------------------------------------------------
 
-def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=()):
+@redrawable
+def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0):
     outputs = rng.normal(size=(n_chunks, n_q, d))
-    lses = rng.normal(size=(n_chunks, n_q)) * 3 + shift
+    lses = rng.normal(size=(n_chunks, n_q)) * spread + shift
     for c in masked:  # a chunk with every key masked: output 0, lse -inf
         outputs[c], lses[c] = 0.0, -np.inf
     label = f"{n_chunks} chunks of outputs {shape_text(outputs.shape[1:])}"
     label += f" with log-sum-exps near {shift:+g}" if shift else ""
+    label += f", log-sum-exps spread over ±{spread:g}" if spread > 100 else ""
     label += f", chunk{'s' if len(masked) > 1 else ''} {list(masked)} masked" if masked else ""
     return Trial(label, (outputs, lses))
 
@@ -157,7 +165,8 @@ def check_merge(your_function):
     rng = fresh_rng()
     trials = [_merge_trial(rng, 3, 4, 5), _merge_trial(rng, 4, 2, 3, masked=(1,)),
               _merge_trial(rng, 2, 3, 4, shift=1000.0),
-              _merge_trial(rng, 3, 2, 2, masked=(0, 1, 2))]
+              _merge_trial(rng, 3, 2, 2, masked=(0, 1, 2)),
+              _merge_trial(rng, 4, 3, 2, spread=2000.0)]
     hints = [
         (lambda o, l: o.mean(axis=0),
          "the plain mean of the chunks; weight each chunk by exp(lse), its share of "

@@ -120,7 +120,66 @@ def _changed(before, after) -> str | None:
     return None
 
 
-def call(fn, *args, may_change=(), limit=LIMIT_S, **kwargs):
+class Forbidden(BaseException):
+    """Raised when the reader's function calls what its exercise forbids."""
+
+
+def _stand_in(name):
+    def refuse(*args, **kwargs):
+        raise Forbidden(name)
+    return refuse
+
+
+class _RefusedModule:
+    """Stands for a forbidden module in the reader's names: any use of it is refused."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        raise Forbidden(f"{self._name}.{attr}")
+
+
+def _forbidding(fn, forbidden):
+    """Swap, in the reader's global names (and in the modules that define them), every
+    forbidden function for one that raises Forbidden, and every forbidden module for a
+    stand-in that refuses any use; return a function that puts everything back."""
+    undo = []
+    names = getattr(fn, "__globals__", None)
+    modules = [m for m in forbidden if inspect.ismodule(m)]
+    functions = [f for f in forbidden if not inspect.ismodule(f)]
+
+    def swap(space, key, value):
+        undo.append((space, key, space[key]))
+        space[key] = value
+
+    def label(f):
+        return f"{getattr(f, '__module__', None) or 'numpy'}.{getattr(f, '__name__', f)}"
+
+    if names is not None:
+        for key, value in list(names.items()):
+            if any(value is m for m in modules):
+                swap(names, key, _RefusedModule(value.__name__))
+            elif any(value is f for f in functions) or any(
+                    getattr(value, "__module__", None) and callable(value)
+                    and not inspect.isclass(value)
+                    and str(value.__module__).split(".")[0] == m.__name__.split(".")[0]
+                    for m in modules):
+                swap(names, key, _stand_in(label(value)))
+    for f in functions:  # attribute uses, np.matmul(...) or softmax.softmax(...)
+        for module in {np, inspect.getmodule(f)} - {None}:
+            space = vars(module)
+            for key, value in list(space.items()):
+                if value is f:
+                    swap(space, key, _stand_in(label(f)))
+
+    def restore():
+        for space, key, value in reversed(undo):
+            space[key] = value
+    return restore
+
+
+def call(fn, *args, may_change=(), limit=LIMIT_S, forbidden=(), **kwargs):
     """Call the reader's function on copies of the arguments; return (result, None) or
     (None, a failure line).
 
@@ -129,16 +188,22 @@ def call(fn, *args, may_change=(), limit=LIMIT_S, **kwargs):
     in ``may_change``, for exercises that ask for an in-place update: what the answer
     did to those is copied back into the check's own arguments). The check's other
     inputs are never touched, so what the check compares afterwards is what it drew.
+    ``forbidden``: functions and modules the exercise forbids; a call of one (through
+    the reader's names or the module's attribute) is the reason of the failure.
     """
     if not callable(fn):
         return None, (f"what was checked is a {type(fn).__name__}, not a function: "
                       "pass the function itself, without calling it")
     copies = copy.deepcopy((args, kwargs))
     names = _names(fn, *copies)
+    restore = _forbidding(fn, forbidden) if forbidden else (lambda: None)
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = _limited(lambda: fn(*copies[0], **copies[1]), limit)
+    except Forbidden as error:
+        return None, (f"your function called {error}, which this exercise asks you "
+                      "not to use; compute the answer yourself")
     except TimeUp:
         return None, (f"your function ran for more than {limit:g} s on one input; "
                       "look for a loop that never ends, or one over every entry")
@@ -149,6 +214,8 @@ def call(fn, *args, may_change=(), limit=LIMIT_S, **kwargs):
         return None, "your function was interrupted (KeyboardInterrupt) before it returned"
     except BaseException as error:  # a reader's bug is a verdict, not a crash
         return None, f"your function raised {type(error).__name__}: {error}"
+    finally:
+        restore()
     given = list(copies[0]) + list(copies[1].values())
     for original, passed in zip(list(args) + list(kwargs.values()), given):
         name = names.get(id(passed), "an argument")

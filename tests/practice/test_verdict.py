@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from attention.practice.measure import BlockStream, peak_memory
-from attention.practice.trials import Trial, difference, first_failure
+from attention.practice.trials import (Trial, array_trial, difference, first_failure,
+                                       kind_problem)
 from attention.practice.verdict import call, num, verdict
 
 
@@ -94,7 +95,9 @@ def test_differences_name_the_shape_or_the_first_wrong_entry():
     assert "shape (2, 3), got (3, 2)" in difference(np.zeros((3, 2)), np.zeros((2, 3)))
     why = difference(np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([[0.0, 1.0], [2.0, 4.0]]))
     assert why.startswith("entry [1, 1] is +3.000e+00, expected +4.000e+00"), why
-    assert difference(np.float32([1, 2]), np.float64([1, 2 + 1e-6]), np.float32) is None
+    assert difference(np.float32([1, 2]), np.float32([1, 2 + 1e-6]), np.float32) is None
+    assert "float64 for float32" in difference(np.float64([1, 2]), np.float32([1, 2]))
+    assert "boolean" in difference(np.float64([1, 0]), np.array([True, False]))
     assert difference(np.float64([1, 2]), np.float64([1, 2 + 1e-6])) is not None
 
 
@@ -142,3 +145,54 @@ def test_a_verdict_is_one_wrapped_paragraph(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 1 and all(len(line) <= 80 for line in lines)
     assert all(line.startswith("  ") for line in lines[1:])
+
+
+def test_a_forbidden_function_or_module_is_the_reason_and_is_put_back():
+    def uses_matmul(a, b):
+        return np.matmul(a, b)
+
+    def uses_numpy(shape):
+        return np.zeros(shape).shape
+
+    _, why = call(uses_matmul, np.ones((2, 2)), np.ones((2, 2)), forbidden=(np.matmul,))
+    assert "called numpy.matmul" in why and "not to use" in why, why
+    _, why = call(uses_numpy, (2, 3), forbidden=(np,))
+    assert "numpy.zeros" in why, why
+    assert np.matmul(np.ones((1, 1)), np.ones((1, 1)))[0, 0] == 1.0  # put back
+    assert uses_numpy((2, 3)) == (2, 3)
+    assert call(lambda s: tuple(s), (2, 3), forbidden=(np,)) == ((2, 3), None)
+
+
+def test_uninitialised_memory_never_holds_the_reference():
+    """A reference that copies its result frees a small buffer holding the answer,
+    which NumPy's cache of small blocks hands to the next np.empty of that size;
+    computed after the reader's call, it cannot. (Before: all three passed.)"""
+    rng = np.random.default_rng(0)
+    for shape in ((3, 5), (4, 6), (2, 3, 4)):
+        trials = [Trial(f"a {shape} input", (rng.normal(size=shape),))]
+        why = first_failure(lambda x: np.empty(x.shape[:-1]), trials,
+                            lambda x: (x.sum(-1) * 2.0).copy(), what="f")
+        assert why is not None and "expected" in why, why
+
+
+def test_a_redrawable_trial_is_tried_again_on_new_values():
+    calls = []
+
+    def remembers(x, axis=-1):
+        calls.append(x.shape)
+        if not hasattr(remembers, "first"):
+            remembers.first = np.exp(x)
+        return remembers.first
+
+    rng = np.random.default_rng(0)
+    why = first_failure(remembers, [array_trial(rng, (3, 4))], np.exp, what="f")
+    assert calls == [(3, 4), (3, 4)] and "drawn again with new values" in why, why
+
+
+def test_the_kind_of_a_result_is_judged():
+    assert "not a NumPy array" in kind_problem([1.0, 2.0], np.zeros(2), "f")
+    assert kind_problem([1.0, 2.0], np.zeros(2), "f", list_ok=True) is None
+    assert kind_problem(1.5, np.float64(1.0), "f") is None
+    assert "integers" in kind_problem(np.zeros(2), np.zeros(2, np.int64), "f")
+    assert "float64 for float32" in kind_problem(
+        (np.zeros(2), np.zeros(2)), (np.zeros(2), np.float32([0, 0])), "f")

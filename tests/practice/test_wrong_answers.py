@@ -3,6 +3,9 @@
 A section ``exK-wrong-<what>`` of ``exercises/chNN.py`` defines the reader's function of
 exercise K wrongly; an optional first line ``# rejected with: <words>`` names words the
 verdict must contain. Found by scanning; nothing to register.
+
+No verdict may depend on the draw: each check is run RUNS times on each wrong answer,
+and must reject it every time, with the words every time.
 """
 
 import importlib
@@ -30,12 +33,24 @@ def cases():
 
 
 CASES = cases()
+RUNS = 20
 
 
 @pytest.mark.parametrize("exercise, section, words", CASES, ids=[c[1] for c in CASES])
 def test_check_rejects_the_wrong_answer_and_says_what_is_wrong(exercise, section, words, capsys):
     assert exercise is not None, f"{section}: no exercise of that number on the chapter page"
     check = getattr(importlib.import_module(f"attention.practice.{exercise.chapter}"), exercise.check)
-    answer = Exercises(f"{exercise.chapter}.py").load(section.split(":")[1], exercise.function)
-    ok, line = run_check(check, answer, capsys)
-    assert not ok and line.startswith("✗ Not yet: ") and words in line, line
+    for run in range(RUNS):  # a fresh answer each run: none may remember the last
+        answer = Exercises(f"{exercise.chapter}.py").load(section.split(":")[1],
+                                                          exercise.function)
+        ok, line = run_check(check, answer, capsys)
+        assert not ok and line.startswith("✗ Not yet: ") and words in line, (
+            f"run {run + 1} of {RUNS}: {line}")
+
+
+def test_no_section_name_is_used_twice():
+    """A second section of the same name would never run (the first one is loaded)."""
+    for path in sorted((ROOT / "exercises").glob("ch*.py")):
+        names = re.findall(r"# --8<-- \[start:([\w-]+)\]", path.read_text("utf8"))
+        twice = sorted({n for n in names if names.count(n) > 1})
+        assert not twice, f"exercises/{path.name}: {twice}"
