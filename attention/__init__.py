@@ -14,8 +14,12 @@ Chapter 3, the transformer block and the model
     positions         sinusoidal encodings, RoPE (two layouts) and its permutation
     norms             layer_norm, rms_norm
     feed_forward      relu, gelu (exact and tanh), silu, the MLP, SwiGLU
-    blocks            attention_layer, the encoder, GPT-2 and Llama blocks
-    model             ModelConfig, init_params, forward, parameter_shapes
+    blocks            attend, attention_layer, the encoder, GPT-2's and Llama's blocks
+                      (Llama's with swappable parts: token mixer, feed-forward)
+    family            Family: what a model family declares (its layer's named parts,
+                      their shapes, its Hugging Face names); the registry
+    model             ModelConfig, init_params, forward, parameter_shapes: they read
+                      the family's declaration and never ask which family it is
     checkpoints       Hugging Face configs and state dicts -> ours (FAMILIES)
     parameters        count_parameters from a configuration
 Chapter 4, generation
@@ -37,6 +41,10 @@ Chapter 7, train a GPT on this course (see attention.gpt)
                       and cosine, clipping, dropout, the training run, checkpoints
 Chapter 8, long contexts (see attention.long_context)
     long_context      RoPE scaling rules, ALiBi, learned sinks, windowed cache sizes
+Model families, one module each (see attention.families)
+    families          gpt2, llama (chapter 3, with chapters 8 and 9's options), gemma
+                      (Gemma 2), mla (DeepSeek-V3): each declares a Family and
+                      registers it; importing the package imports them all
 Chapter 9, smaller caches, steadier logits (see attention.families)
     families          multi-head latent attention and its absorbed form (DeepSeek-V3),
                       soft-capping and Gemma 2's block, the model-card table; the
@@ -69,6 +77,7 @@ from attention.blocked import blocked_attention
 from attention.positions import rope, sinusoidal_positions
 from attention.norms import layer_norm, rms_norm
 from attention.feed_forward import gelu, mlp, relu, swiglu
+from attention import families  # noqa: F401 (they register, before model)
 from attention.model import ModelConfig, forward, init_params
 from attention.parameters import count_parameters
 

@@ -66,7 +66,7 @@ import time
 import numpy as np
 
 from attention._blas_threads import thread_map
-from attention.scaled_dot_product import _check_inputs
+from attention.scaled_dot_product import check_inputs
 
 BLOCK_Q = 1024  # query rows per tile (fewer if threads would go idle)
 BLOCK_K = 256  # key rows per tile: a 1024 x 256 float32 score tile is 1 MiB
@@ -102,7 +102,7 @@ def blocked_attention(q, k, v, *, mask=None, causal=False, scale=None,
     defaults to BLOCK_Q rows, halved (down to 256) while that would leave
     a thread fewer than two query tiles.
     """
-    q, k, v, mask, scale, out_dtype = _check_inputs(
+    q, k, v, mask, scale, out_dtype = check_inputs(
         q, k, v, mask, scale, fn="blocked_attention")  # the plain checks
     sizes = (("block_q", BLOCK_Q if block_q is None else block_q),
              ("block_k", block_k))

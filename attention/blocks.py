@@ -10,18 +10,20 @@ Every block takes its parameters as one dict with short names ("attn.W_q",
 through one small function, ``attend``: the only place that sees keys and values, which is
 where a KV cache goes (chapter 4). Pass ``trace={}`` to get the block's intermediate
 values back in that dict (for backward passes, chapter 6).
+
+A block is named parts (a norm, a token mixer, a feed-forward) and their wiring; later
+chapters add parts without editing this module: a score rule registers in
+``SCORE_RULES`` (sinks, chapter 8; soft-capping, chapter 9), Llama's block takes another
+token mixer or feed-forward (MLA, a mixture of experts), and each model family declares
+its blocks in ``attention.families`` (``attention.family``).
 """
 
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.families.softcap import capped_attention
-from attention.families.gemma import geglu, gemma_rms_norm
-from attention.families.moe import feed_forward
-from attention.feed_forward import mlp
+from attention.feed_forward import mlp, swiglu
 from attention.multi_head import merge_heads, split_heads
 from attention.norms import layer_norm, rms_norm
-from attention.long_context.sinks import sink_attention
 from attention.positions import rope
 from attention.scaled_dot_product import attention
 
@@ -33,7 +35,7 @@ def _linear(x, W, b=None):
     return y
 
 
-def _record(trace, **values):
+def record(trace, **values):
     """Keep intermediate values in ``trace`` when it is a dict."""
     if trace is not None:
         trace.update(values)
@@ -50,17 +52,24 @@ def dropped(x, mask):
 
 
 # --8<-- [start:attend]
-def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None,
-           scale=None, softcap=None, expand=None):
+# Later chapters' ways from scores to weights, by the name attend is given
+# them with: "sinks" (chapter 8, ``attention.long_context.sinks``),
+# "softcap" (chapter 9, ``attention.families.softcap``). Each takes (q, k,
+# v, its value, mask=, causal=, scale=, return_weights=True).
+SCORE_RULES = {}
+
+
+def attend(q, k, v, *, causal=True, mask=None, dropout=None, scale=None,
+           expand=None, **rule):
     """The one call to attention in every block.
 
     q: (batch, n_heads, n_q, d_head); k, v: (batch, n_kv_heads, n_k, d_head).
     Each key/value head serves n_heads // n_kv_heads query heads (GQA).
-    sinks: one learned sink logit per head (n_heads,), gpt-oss (chapter 8).
     dropout: a mask shaped like the weights, applied to them (training).
-    scale: multiplies q kᵀ (None: 1/√d_head); softcap: caps the scaled
-    scores at +-softcap with tanh, Gemma 2 (chapter 9); expand(k, v): the
-    keys and values attention reads, from what is passed (MLA's latent).
+    scale: multiplies q kᵀ (None: 1/√d_head); expand(k, v): the keys and
+    values attention reads, from what is passed (MLA's latent, chapter 9).
+    rule: a later chapter's score rule by name (``SCORE_RULES``), e.g.
+    sinks=(n_heads,) learned logits (gpt-oss) or softcap=50.0 (Gemma 2).
     Returns (output (batch, n_heads, n_q, d_head), weights (..., n_q, n_k)).
     """
     if expand is not None:  # MLA (chapter 9): keys and values from a latent
@@ -69,28 +78,30 @@ def attend(q, k, v, *, causal=True, mask=None, sinks=None, dropout=None,
     if group > 1:  # (np.repeat copies even when it repeats once)
         k = np.repeat(k, group, axis=-3)  # (batch, n_heads, n_k, d_head)
         v = np.repeat(v, group, axis=-3)  # (batch, n_heads, n_k, d_head)
-    out, weights = _scores_to_output(q, k, v, mask=mask, causal=causal,
-                                     sinks=sinks, scale=scale,
-                                     softcap=softcap)
+    out, weights = scores_to_output(q, k, v, mask=mask, causal=causal,
+                                    scale=scale, **rule)
     if dropout is not None:  # the values mixed by the dropped-out weights
         out = dropped(weights, dropout) @ v
     return out, weights
 
 
-def _scores_to_output(q, k, v, *, mask, causal, sinks, scale, softcap):
-    """Plain, sink (chapter 8) or soft-capped (chapter 9) attention."""
-    if sinks is not None and softcap is not None:
-        raise ValueError("attend: learned sinks and a softcap together are "
-                         "not implemented (no model family uses both)")
-    if sinks is not None:
-        return sink_attention(q, k, v, sinks, mask=mask, causal=causal,
-                              scale=scale, return_weights=True)
-    if softcap is not None:
-        return capped_attention(q, k, v, cap=softcap, mask=mask,
-                                causal=causal, scale=scale,
-                                return_weights=True)
-    return attention(q, k, v, mask=mask, causal=causal, scale=scale,
-                     return_weights=True)
+def scores_to_output(q, k, v, *, mask=None, causal=False, scale=None,
+                     **rule):
+    """Plain attention, or the one score rule named (``SCORE_RULES``);
+    a rule given as None is not used. Returns (output, weights)."""
+    rule = {name: value for name, value in rule.items() if value is not None}
+    if len(rule) > 1:
+        raise ValueError(f"attend: the score rules {sorted(rule)} together "
+                         f"are not implemented (no model family uses two)")
+    if not rule:
+        return attention(q, k, v, mask=mask, causal=causal, scale=scale,
+                         return_weights=True)
+    (name, value), = rule.items()
+    if name not in SCORE_RULES:
+        raise TypeError(f"attend: unknown score rule {name!r}; known: "
+                        f"{sorted(SCORE_RULES)}")
+    return SCORE_RULES[name](q, k, v, value, mask=mask, causal=causal,
+                             scale=scale, return_weights=True)
 # --8<-- [end:attend]
 
 
@@ -144,8 +155,26 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
     else:
         out, weights = attend_fn(q, k, v, sinks, **score)
     heads = merge_heads(out)        # (batch, n, n_heads * d_head)
-    _record(trace, q=q, k=k, v=v, weights=weights, heads=heads)
+    record(trace, q=q, k=k, v=v, weights=weights, heads=heads)
     return _linear(heads, p["attn.W_o"], p.get("attn.b_o"))
+
+def attention_shapes(config, *, bias=False):
+    """The attention part's parameters, short names: the projections, and
+    where config has them biases, sinks (chapter 8) and QK-norm (9)."""
+    c = config
+    d, d_q, d_kv = c.d_model, c.n_heads * c.d_head, c.n_kv_heads * c.d_head
+    shapes = {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
+              "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
+    if bias or c.attn_bias:
+        shapes |= {"attn.b_q": (d_q,), "attn.b_k": (d_kv,),
+                   "attn.b_v": (d_kv,), "attn.b_o": (d,)}
+    if c.attn_sinks:
+        shapes["attn.sinks"] = (c.n_heads,)
+    if c.qk_norm is not None:  # chapter 9: Qwen3 per head, OLMo 2 whole
+        head = c.qk_norm == "head"
+        shapes |= {"attn.q_norm.weight": (c.d_head,) if head else (d_q,),
+                   "attn.k_norm.weight": (c.d_head,) if head else (d_kv,)}
+    return shapes
 # --8<-- [end:attention_layer]
 
 
@@ -197,35 +226,41 @@ def gpt2_block(x, p, config, positions, *, trace=None, attend_fn=None,
     out = x_mid + dropped(mlp(h2, p["mlp.W_in"], p["mlp.b_in"],
                               p["mlp.W_out"], p["mlp.b_out"],
                               activation="gelu_tanh"), drop.get("mlp.out"))
-    _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
+    record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
     return out
 # --8<-- [end:gpt2_block]
 
 
 # --8<-- [start:llama_block]
 def llama_block(x, p, config, positions, *, trace=None, attend_fn=None,
-                dropout=None):
+                dropout=None, mixer=None, ffn=None):
     """Llama's decoder block: RMSNorm, RoPE, grouped-query attention, SwiGLU.
 
-    No biases (chapter 8's ``attn_bias`` adds them to attention; chapter 9's
-    ``qk_norm`` normalises queries and keys, Qwen3, and its ``moe`` makes
-    the MLP a mixture of experts: ``attention.families.moe.feed_forward``).
     x: (batch, n, d_model); positions: (n,) or (batch, n) integers, the
     absolute positions of the tokens (what RoPE rotates by).
     attend_fn: see ``attention_layer`` (a KV cache, a padding mask).
     dropout: masks by name, as in ``gpt2_block``.
+    mixer, ffn: the block's two parts, called like ``rope_attention`` and
+    ``swiglu_mlp`` (None: those); later families swap in their own
+    (chapter 9: MLA, a mixture of experts) and keep this wiring.
     """
+    mixer, ffn = mixer or rope_attention, ffn or swiglu_mlp
     eps, drop = config.norm_eps, dropout or {}
     h = rms_norm(x, p["norm1.weight"], eps=eps)
-    x_mid = x + dropped(rope_attention(h, p, config, positions, trace=trace,
-                                       attend_fn=attend_fn,
-                                       dropout=drop.get("attn.weights")),
+    x_mid = x + dropped(mixer(h, p, config, positions, trace=trace,
+                              attend_fn=attend_fn,
+                              dropout=drop.get("attn.weights")),
                         drop.get("attn.out"))
     h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
-    out = x_mid + dropped(feed_forward(h2, p, config, trace=trace),
+    out = x_mid + dropped(ffn(h2, p, config, trace=trace),
                           drop.get("mlp.out"))
-    _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
+    record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
     return out
+
+
+def swiglu_mlp(h, p, config, *, trace=None):
+    """Llama's feed-forward part: SwiGLU on mlp.W_gate, W_up, W_down."""
+    return swiglu(h, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
 # --8<-- [end:llama_block]
 
 
@@ -242,28 +277,3 @@ def rope_attention(h, p, config, positions, *, trace=None, attend_fn=None,
         qk_norm=config.qk_norm, norm_eps=config.norm_eps,
         scale=config.attn_scale, softcap=config.attn_softcap)
 # --8<-- [end:rope_attention]
-
-
-# --8<-- [start:gemma2_block]
-def gemma2_block(x, p, config, positions, *, trace=None, attend_fn=None,
-                 dropout=None):
-    """Gemma 2's decoder block: each branch normalised before and after,
-    (1 + weight) RMSNorms, GeGLU (``attention.families.gemma``).
-
-    x: (batch, n, d_model); positions, attend_fn, dropout as for
-    ``llama_block``. The norms: norm1 and post_norm1 around attention,
-    norm2 and post_norm2 around the MLP.
-    """
-    eps, drop = config.norm_eps, dropout or {}
-    h = gemma_rms_norm(x, p["norm1.weight"], eps=eps)
-    a = rope_attention(h, p, config, positions, trace=trace,
-                       attend_fn=attend_fn, dropout=drop.get("attn.weights"))
-    x_mid = x + dropped(gemma_rms_norm(a, p["post_norm1.weight"], eps=eps),
-                        drop.get("attn.out"))
-    h2 = gemma_rms_norm(x_mid, p["norm2.weight"], eps=eps)
-    m = geglu(h2, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
-    out = x_mid + dropped(gemma_rms_norm(m, p["post_norm2.weight"], eps=eps),
-                          drop.get("mlp.out"))
-    _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
-    return out
-# --8<-- [end:gemma2_block]

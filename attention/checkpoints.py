@@ -20,6 +20,7 @@ What changes on the way:
 
 # --8<-- [start:imports]
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from attention.families.moe import MoE
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
+from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
 # --8<-- [end:imports]
 
@@ -360,143 +362,6 @@ def _rope_scaling(rope, max_positions):
 # --8<-- [end:rope_scaling]
 
 
-# --8<-- [start:hf_names]
-def _gpt2(sd, i):
-    """Block i of GPT-2: Conv1D weights are already (d_in, d_out)."""
-    h = f"transformer.h.{i}."
-    W_q, W_k, W_v = np.split(sd[h + "attn.c_attn.weight"], 3, axis=1)
-    b_q, b_k, b_v = np.split(sd[h + "attn.c_attn.bias"], 3)
-    return {
-        "norm1.weight": sd[h + "ln_1.weight"],
-        "norm1.bias": sd[h + "ln_1.bias"],
-        "attn.W_q": W_q, "attn.W_k": W_k, "attn.W_v": W_v,
-        "attn.b_q": b_q, "attn.b_k": b_k, "attn.b_v": b_v,
-        "attn.W_o": sd[h + "attn.c_proj.weight"],
-        "attn.b_o": sd[h + "attn.c_proj.bias"],
-        "norm2.weight": sd[h + "ln_2.weight"],
-        "norm2.bias": sd[h + "ln_2.bias"],
-        "mlp.W_in": sd[h + "mlp.c_fc.weight"],
-        "mlp.b_in": sd[h + "mlp.c_fc.bias"],
-        "mlp.W_out": sd[h + "mlp.c_proj.weight"],
-        "mlp.b_out": sd[h + "mlp.c_proj.bias"],
-    }
-
-
-def _llama(sd, i):
-    """Block i of Llama: nn.Linear weights are (d_out, d_in), so transpose.
-    Biases and learned sinks where the model has them (chapter 8)."""
-    h = f"model.layers.{i}."
-    extra = {f"attn.b_{x}": sd[f"{h}self_attn.{x}_proj.bias"]
-             for x in "qkvo" if f"{h}self_attn.{x}_proj.bias" in sd}
-    if h + "self_attn.sinks" in sd:
-        extra["attn.sinks"] = sd[h + "self_attn.sinks"]
-    for x in "qk":  # Qwen3's QK-norm (chapter 9)
-        if f"{h}self_attn.{x}_norm.weight" in sd:
-            extra[f"attn.{x}_norm.weight"] = sd[f"{h}self_attn.{x}_norm.weight"]
-    return extra | {
-        "norm1.weight": sd[h + "input_layernorm.weight"],
-        "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
-        "attn.W_k": sd[h + "self_attn.k_proj.weight"].T,
-        "attn.W_v": sd[h + "self_attn.v_proj.weight"].T,
-        "attn.W_o": sd[h + "self_attn.o_proj.weight"].T,
-        "norm2.weight": sd[h + "post_attention_layernorm.weight"],
-    } | _mlp(sd, h)
-
-
-def _mlp(sd, h):
-    """Block h's MLP: Llama's SwiGLU, or a mixture of experts (chapter 9)."""
-    if h + "mlp.gate.weight" in sd or h + "mlp.router.weight" in sd:
-        return _experts(sd, h + "mlp.")
-    return {"mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
-            "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
-            "mlp.W_down": sd[h + "mlp.down_proj.weight"].T}
-# --8<-- [end:hf_names]
-
-
-# --8<-- [start:hf_names_ch09]
-def _gemma2(sd, i):
-    """Block i of Gemma 2: Llama's names, plus a norm after each branch
-    and one before the MLP (chapter 9). Gains stay offsets from one."""
-    h = f"model.layers.{i}."
-    return {
-        "norm1.weight": sd[h + "input_layernorm.weight"],
-        "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
-        "attn.W_k": sd[h + "self_attn.k_proj.weight"].T,
-        "attn.W_v": sd[h + "self_attn.v_proj.weight"].T,
-        "attn.W_o": sd[h + "self_attn.o_proj.weight"].T,
-        "post_norm1.weight": sd[h + "post_attention_layernorm.weight"],
-        "norm2.weight": sd[h + "pre_feedforward_layernorm.weight"],
-        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
-        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
-        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
-        "post_norm2.weight": sd[h + "post_feedforward_layernorm.weight"],
-    }
-
-
-def _deepseek_v3(sd, i, n_heads):
-    """Block i of DeepSeek-V3: Hugging Face packs W_uq with W_qr
-    (q_b_proj or q_proj), W_dkv with W_kr (kv_a_proj_with_mqa) and W_uk with
-    W_uv (kv_b_proj), head by head; unpack them (chapter 9)."""
-    h, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
-    r = sd[a + "kv_a_layernorm.weight"].shape[0]
-    p = {}
-    if a + "q_a_proj.weight" in sd:  # low-rank queries
-        p["attn.W_dq"] = sd[a + "q_a_proj.weight"].T
-        p["attn.dq_norm.weight"] = sd[a + "q_a_layernorm.weight"]
-        W_q = sd[a + "q_b_proj.weight"].T
-    else:
-        W_q = sd[a + "q_proj.weight"].T
-    d_kr = sd[a + "kv_a_proj_with_mqa.weight"].shape[0] - r  # d_rope
-    W_q = W_q.reshape(W_q.shape[0], n_heads, -1)  # (d_in, H, d_nope + d_rope)
-    W_kv = sd[a + "kv_a_proj_with_mqa.weight"].T     # (d_model, r + d_rope)
-    W_b = sd[a + "kv_b_proj.weight"].T               # (r, H * (d_nope + d_v))
-    W_b = W_b.reshape(r, n_heads, -1)                # (r, H, d_nope + d_v)
-    d_nope = W_q.shape[-1] - d_kr
-    return p | {
-        "norm1.weight": sd[h + "input_layernorm.weight"],
-        "attn.W_uq": W_q[..., :d_nope].reshape(W_q.shape[0], -1),
-        "attn.W_qr": W_q[..., d_nope:].reshape(W_q.shape[0], -1),
-        "attn.W_dkv": W_kv[:, :r], "attn.W_kr": W_kv[:, r:],
-        "attn.dkv_norm.weight": sd[a + "kv_a_layernorm.weight"],
-        "attn.W_uk": W_b[..., :d_nope].reshape(r, -1),
-        "attn.W_uv": W_b[..., d_nope:].reshape(r, -1),
-        "attn.W_o": sd[a + "o_proj.weight"].T,
-        "norm2.weight": sd[h + "post_attention_layernorm.weight"],
-    } | _mlp(sd, h)
-
-
-def _experts(sd, m):
-    """A mixture layer. Mixtral, Qwen3-MoE and DeepSeek-V3 stack each
-    expert's nn.Linear weights, gate above up, in gate_up_proj (E, 2 d_ff,
-    d_model); gpt-oss stores (E, d_model, 2 d_ff), gate and up columns
-    interleaved, with biases. DeepSeek-V3 adds the selection bias and the
-    shared experts, an ordinary SwiGLU (chapter 9)."""
-    gate_up = sd[m + "experts.gate_up_proj"]
-    if m + "router.weight" in sd:  # gpt-oss: already (d_in, d_out)
-        b = sd[m + "experts.gate_up_proj_bias"]       # (E, 2 d_ff)
-        return {
-            "mlp.router.W": sd[m + "router.weight"].T,
-            "mlp.router.bias": sd[m + "router.bias"],
-            "mlp.experts.W_gate": gate_up[..., ::2],  # (E, d_model, d_ff)
-            "mlp.experts.W_up": gate_up[..., 1::2],
-            "mlp.experts.W_down": sd[m + "experts.down_proj"],
-            "mlp.experts.b_gate": b[:, ::2], "mlp.experts.b_up": b[:, 1::2],
-            "mlp.experts.b_down": sd[m + "experts.down_proj_bias"]}
-    d_ff = gate_up.shape[1] // 2
-    gate_up = gate_up.transpose(0, 2, 1)              # (E, d_model, 2 d_ff)
-    p = {"mlp.router.W": sd[m + "gate.weight"].T,     # (d_model, E)
-         "mlp.experts.W_gate": gate_up[..., :d_ff],   # (E, d_model, d_ff)
-         "mlp.experts.W_up": gate_up[..., d_ff:],
-         "mlp.experts.W_down": sd[m + "experts.down_proj"].transpose(0, 2, 1)}
-    if m + "gate.e_score_correction_bias" in sd:      # DeepSeek-V3
-        p["mlp.router.select_bias"] = sd[m + "gate.e_score_correction_bias"]
-    if m + "shared_experts.gate_proj.weight" in sd:
-        p |= {f"mlp.shared.W_{x}": sd[f"{m}shared_experts.{x}_proj.weight"].T
-              for x in ("gate", "up", "down")}
-    return p
-# --8<-- [end:hf_names_ch09]
-
-
 # --8<-- [start:from_hf_state_dict]
 def from_hf_state_dict(state_dict, config):
     """Our flat parameter dict from a GPT2LMHeadModel or LlamaForCausalLM
@@ -575,21 +440,13 @@ def _refuse_unread(sd, params, config):
 
 
 def _rename(sd, config):
-    if config.arch == "gpt2":
-        params = {"embed.tokens": sd["transformer.wte.weight"],
-                  "embed.positions": sd["transformer.wpe.weight"],
-                  "final_norm.weight": sd["transformer.ln_f.weight"],
-                  "final_norm.bias": sd["transformer.ln_f.bias"]}
-        block = _gpt2
-    else:
-        params = {"embed.tokens": sd["model.embed_tokens.weight"],
-                  "final_norm.weight": sd["model.norm.weight"]}
-        block = _llama
-    if config.arch == "gemma2":  # chapter 9's families
-        block = _gemma2
-    elif config.arch == "deepseek_v3":
-        def block(sd, i):
-            return _deepseek_v3(sd, i, config.n_heads)
+    """The family's names (``Family.hf_outer``, ``Family.hf_layer``)."""
+    family = family_of(config)
+    if family.hf_layer is None:
+        raise ValueError(f"from_hf_state_dict: the {config.arch!r} family "
+                         f"declares no Hugging Face weight names")
+    params = family.hf_outer(sd)
+    block = functools.partial(family.hf_layer, config=config)
     for i in range(config.n_layers):
         params |= {f"blocks.{i}.{k}": v for k, v in block(sd, i).items()}
     if not config.tie_embeddings:

@@ -20,8 +20,7 @@ of a left-padded batch included). ``valid`` marks which slots hold real tokens.
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.blocks import _scores_to_output, attend
-from attention.scaled_dot_product import attention
+from attention.blocks import attend, scores_to_output
 # --8<-- [end:imports]
 
 
@@ -264,13 +263,9 @@ def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
     if window is not None:  # a layer's window (alternating layers)
         allowed &= window_mask(query_positions, key_positions, window=window)
     mask = allowed & key_valid[:, None, None, :]  # (batch, 1, n_new, n_k)
-    if sinks is not None or softcap is not None:  # chapters 8 and 9
-        out, weights = _scores_to_output(q, keys, values, mask=mask,
-                                         causal=False, sinks=sinks,
-                                         scale=scale, softcap=softcap)
-        return (out, weights) if return_weights else out
-    return attention(q, keys, values, mask=mask, scale=scale,
-                     return_weights=return_weights)
+    out, weights = scores_to_output(q, keys, values, mask=mask, scale=scale,
+                                    sinks=sinks, softcap=softcap)
+    return (out, weights) if return_weights else out
 # --8<-- [end:cached_attention]
 
 

@@ -30,24 +30,16 @@ the mlp.* of every layer from moe.first_dense on (``attention.families.moe``).
 """
 
 # --8<-- [start:imports]
-import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from attention.blocks import dropped, gemma2_block, gpt2_block, llama_block
-from attention.families.gemma import gemma_rms_norm
-from attention.families.mla import deepseek_block
-from attention.families.moe import MoE, moe_shapes
-from attention.families.softcap import softcap
+from attention.blocks import dropped
+from attention.family import family_of
 from attention.kv_cache import attend_functions, positions_for
-from attention.long_context.rope_scaling import RopeScaling
-from attention.norms import layer_norm, rms_norm
 # --8<-- [end:imports]
 
 # --8<-- [start:checks]
-ARCHS = ("gpt2", "llama", "gemma2", "deepseek_v3")
 MLA_SIZES = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
              "v_head_dim")
 MLA_ABSORB = ("decode", "always", "never")
@@ -75,9 +67,7 @@ def _complete_and_check(c):
         object.__setattr__(c, "n_kv_heads", c.n_heads)
     if c.d_ff is None:
         object.__setattr__(c, "d_ff", 4 * c.d_model)
-    if c.arch not in ARCHS:
-        raise ValueError(f"ModelConfig: arch must be one of {ARCHS}, "
-                         f"got {c.arch!r}")
+    family = family_of(c)  # or a ValueError naming the known ones
     for name in SIZES:
         value = getattr(c, name)
         if not _is_int(value) or value < 1:
@@ -95,35 +85,30 @@ def _complete_and_check(c):
         raise ValueError(f"ModelConfig: tie_embeddings must be True or "
                          f"False, got {c.tie_embeddings!r}")
     object.__setattr__(c, "tie_embeddings", bool(c.tie_embeddings))
-    mla = c.arch == "deepseek_v3"  # its head sizes are its own (chapter 9)
-    if c.head_dim is None and not mla and c.d_model % c.n_heads:
+    latent = family.parts["mixer"] == "latent"  # MLA's own head sizes
+    if c.head_dim is None and not latent and c.d_model % c.n_heads:
         raise ValueError(f"ModelConfig: d_model = {c.d_model} is not "
                          f"divisible by n_heads = {c.n_heads}")
     if c.n_heads % c.n_kv_heads:
         raise ValueError(f"ModelConfig: n_heads = {c.n_heads} is not "
                          f"divisible by n_kv_heads = {c.n_kv_heads}")
-    if c.arch == "gpt2" and c.n_kv_heads != c.n_heads:
-        raise ValueError("ModelConfig: gpt2 has n_kv_heads == n_heads")
-    if c.arch not in ("gpt2", "deepseek_v3") and c.d_head % 2:
+    if family.parts["positions"] == "rope" and not latent and c.d_head % 2:
         raise ValueError(f"ModelConfig: RoPE needs an even d_head, "
                          f"got {c.d_head}")
     if c.rope_layout not in ("halves", "interleaved"):
         raise ValueError("ModelConfig: rope_layout must be 'halves' or "
                          f"'interleaved', got {c.rope_layout!r}")
     _check_long_context(c)
-    _check_chapter_9(c)
+    _check_chapter_9(c, latent)
+    family.check(c)  # the family's own rules (attention.families)
 
 
 def _check_long_context(c):
     """Chapter 8's fields: RoPE scaling, windows per layer, bias and sinks."""
-    if c.rope_scaling is not None and not isinstance(c.rope_scaling,
-                                                     RopeScaling):
+    if c.rope_scaling is not None and not callable(
+            getattr(c.rope_scaling, "angles", None)):
         raise TypeError(f"ModelConfig: rope_scaling must be a RopeScaling or "
                         f"None, got {c.rope_scaling!r}")
-    if c.arch == "gpt2" and (c.rope_scaling is not None or c.attn_sinks
-                             or c.sliding_window is not None):
-        raise ValueError("ModelConfig: gpt2 has no RoPE, window or sinks "
-                         "(rope_scaling, sliding_window, attn_sinks)")
     w = c.sliding_window
     if w is not None and (isinstance(w, bool) or not isinstance(
             w, (int, np.integer)) or w < 1):
@@ -145,7 +130,7 @@ def _check_long_context(c):
                              f"got {getattr(c, name)!r}")
 
 
-def _check_chapter_9(c):
+def _check_chapter_9(c, latent):
     """Chapter 9's fields: head size, QK-norm, attention scale and caps."""
     if c.head_dim is not None:
         if not _is_int(c.head_dim) or c.head_dim < 1:
@@ -163,68 +148,12 @@ def _check_chapter_9(c):
             raise ValueError(f"ModelConfig: {name} must be a positive finite "
                              f"number or None, got {value!r}")
         object.__setattr__(c, name, float(value))
-    used = [name for name in ("head_dim", "qk_norm", "attn_scale",
-                              "attn_softcap", "final_softcap")
-            if getattr(c, name) is not None]
-    if c.arch == "gpt2" and used:
-        raise ValueError(f"ModelConfig: gpt2 has none of {used}")
-    _check_mla(c)
-    _check_moe(c)
-
-
-def _fields(cls):
-    return [field.name for field in dataclasses.fields(cls)]
-
-
-def _check_moe(c):
-    """A mixture of experts (chapter 9): for llama and deepseek_v3 only."""
-    if c.moe is None:
-        return
-    # A MoE, or a page's own copy of the class (chapter 9 shows it).
-    if not (dataclasses.is_dataclass(c.moe) and _fields(c.moe) == _fields(MoE)):
-        raise TypeError(f"ModelConfig: moe must be a MoE or None, "
-                        f"got {c.moe!r}")
-    if c.arch not in ("llama", "deepseek_v3"):
-        raise ValueError(f"ModelConfig: a mixture of experts (moe) is for "
-                         f"arch 'llama' or 'deepseek_v3', not {c.arch!r}")
-    if c.moe.first_dense > c.n_layers:
-        raise ValueError(f"ModelConfig: moe.first_dense = "
-                         f"{c.moe.first_dense} is more than n_layers = "
-                         f"{c.n_layers}")
-
-
-def _check_mla(c):
-    """MLA's sizes: all set for deepseek_v3, none for the other archs."""
-    names = MLA_SIZES + ("q_lora_rank",)
-    if c.arch != "deepseek_v3":
-        used = [name for name in names if getattr(c, name) is not None]
+    if not latent:  # MLA's sizes: for a latent mixer only (chapter 9)
+        used = [name for name in MLA_SIZES + ("q_lora_rank",)
+                if getattr(c, name) is not None]
         if used:
             raise ValueError(f"ModelConfig: {used} belong to MLA "
                              f"(arch='deepseek_v3'), not {c.arch!r}")
-        return
-    for name in names:
-        value = getattr(c, name)
-        if name == "q_lora_rank" and value is None:
-            continue
-        if not _is_int(value) or value < 1:
-            raise ValueError(f"ModelConfig: {name} must be a positive "
-                             f"integer for MLA, got {value!r}")
-        object.__setattr__(c, name, int(value))
-    if c.qk_rope_head_dim % 2:
-        raise ValueError(f"ModelConfig: RoPE needs an even qk_rope_head_dim, "
-                         f"got {c.qk_rope_head_dim}")
-    if c.n_kv_heads != c.n_heads:
-        raise ValueError(f"ModelConfig: MLA expands the latent into every "
-                         f"head: n_kv_heads must equal n_heads = "
-                         f"{c.n_heads}, got {c.n_kv_heads}")
-    if c.mla_absorb not in MLA_ABSORB:
-        raise ValueError(f"ModelConfig: mla_absorb must be one of "
-                         f"{MLA_ABSORB}, got {c.mla_absorb!r}")
-    if (c.head_dim is not None or c.qk_norm is not None or c.attn_sinks
-            or c.attn_bias):
-        raise ValueError("ModelConfig: MLA sets its own head sizes: "
-                         "head_dim, qk_norm, attn_sinks and attn_bias are "
-                         "not for it")
 
 
 def _check_inputs(config, ids, positions, valid, cache, window, n_sinks):
@@ -300,7 +229,7 @@ class ModelConfig:
     rope_layout: str = "halves"     # RoPE pairs: "halves" or "interleaved"
     tie_embeddings: bool = True     # LM head = token embedding, transposed
     # Chapter 8 (llama only): long contexts.
-    rope_scaling: RopeScaling | None = None  # scaled RoPE; None: plain
+    rope_scaling: "RopeScaling | None" = None  # scaled RoPE; None: plain
     sliding_window: int | None = None  # keys a sliding layer's query sees
     layer_types: tuple | None = None   # "full"/"sliding" per layer; None:
     #                                    all sliding if sliding_window is set
@@ -323,7 +252,7 @@ class ModelConfig:
     mla_absorb: str = "decode"      # fold W_uk, W_uv: "decode" (one new
     #                                 token), "always" or "never"
     # Chapter 9 (llama, deepseek_v3): a mixture of experts for the MLP.
-    moe: MoE | None = None          # None: every layer a dense SwiGLU
+    moe: "MoE | None" = None        # None: every layer a dense SwiGLU
 
     @property
     def d_head(self) -> int:        # size of one head
@@ -362,68 +291,20 @@ CONFIGS = {
 
 # --8<-- [start:parameter_shapes]
 def parameter_shapes(config):
-    """Name -> shape of every parameter, in a fixed order. Allocates nothing."""
-    c = config
-    d, d_q, d_kv = c.d_model, c.n_heads * c.d_head, c.n_kv_heads * c.d_head
-    gpt2 = c.arch == "gpt2"
-    shapes = {"embed.tokens": (c.vocab_size, d)}
-    if c.arch == "deepseek_v3":
-        attn = _mla_shapes(c)
-    if gpt2:
-        shapes["embed.positions"] = (c.max_positions, d)
-    norm = {"weight": (d,), "bias": (d,)} if gpt2 else {"weight": (d,)}
+    """Name -> shape of every parameter, in a fixed order. Allocates nothing.
+
+    Each layer's shapes are its family's (``Family.layer_shapes``)."""
+    c, family = config, family_of(config)
+    shapes = {"embed.tokens": (c.vocab_size, c.d_model)}
+    shapes |= family.embed_shapes(c)  # GPT-2's position table
     for i in range(c.n_layers):
-        block = {f"norm1.{k}": s for k, s in norm.items()}
-        if c.arch == "deepseek_v3":
-            block |= attn
-        else:
-            block |= {"attn.W_q": (d, d_q), "attn.W_k": (d, d_kv),
-                      "attn.W_v": (d, d_kv), "attn.W_o": (d_q, d)}
-        if gpt2 or c.attn_bias:
-            block |= {"attn.b_q": (d_q,), "attn.b_k": (d_kv,),
-                      "attn.b_v": (d_kv,), "attn.b_o": (d,)}
-        if c.attn_sinks:
-            block["attn.sinks"] = (c.n_heads,)
-        if c.qk_norm is not None:  # chapter 9: Qwen3 per head, OLMo 2 whole
-            head = c.qk_norm == "head"
-            block |= {"attn.q_norm.weight": (c.d_head,) if head else (d_q,),
-                      "attn.k_norm.weight": (c.d_head,) if head else (d_kv,)}
-        if c.arch == "gemma2":  # chapter 9: a norm after each branch too
-            block["post_norm1.weight"] = (d,)
-        block |= {f"norm2.{k}": s for k, s in norm.items()}
-        if c.arch == "gemma2":
-            block["post_norm2.weight"] = (d,)
-        if gpt2:
-            block |= {"mlp.W_in": (d, c.d_ff), "mlp.b_in": (c.d_ff,),
-                      "mlp.W_out": (c.d_ff, d), "mlp.b_out": (d,)}
-        elif c.moe is not None and i >= c.moe.first_dense:  # chapter 9
-            block |= moe_shapes(c.moe, d)
-        else:
-            block |= {"mlp.W_gate": (d, c.d_ff), "mlp.W_up": (d, c.d_ff),
-                      "mlp.W_down": (c.d_ff, d)}
-        shapes |= {f"blocks.{i}.{k}": s for k, s in block.items()}
-    shapes |= {f"final_norm.{k}": s for k, s in norm.items()}
+        shapes |= {f"blocks.{i}.{k}": s
+                   for k, s in family.layer_shapes(c, i).items()}
+    shapes |= {f"final_norm.{k}": s for k, s in family.norm_shapes(c).items()}
     if not c.tie_embeddings:
-        shapes["lm_head.W"] = (d, c.vocab_size)
+        shapes["lm_head.W"] = (c.d_model, c.vocab_size)
     return shapes
 
-
-def _mla_shapes(c):
-    """MLA's attention parameters (``attention.families.mla``)."""
-    H, d, r = c.n_heads, c.d_model, c.kv_lora_rank
-    d_in = d if c.q_lora_rank is None else c.q_lora_rank  # c_q's width
-    shapes = {}
-    if c.q_lora_rank is not None:
-        shapes |= {"attn.W_dq": (d, c.q_lora_rank),
-                   "attn.dq_norm.weight": (c.q_lora_rank,)}
-    return shapes | {
-        "attn.W_uq": (d_in, H * c.qk_nope_head_dim),
-        "attn.W_qr": (d_in, H * c.qk_rope_head_dim),
-        "attn.W_dkv": (d, r), "attn.dkv_norm.weight": (r,),
-        "attn.W_kr": (d, c.qk_rope_head_dim),
-        "attn.W_uk": (r, H * c.qk_nope_head_dim),
-        "attn.W_uv": (r, H * c.v_head_dim),
-        "attn.W_o": (H * c.v_head_dim, d)}
 # --8<-- [end:parameter_shapes]
 
 
@@ -441,10 +322,9 @@ def init_params(config, rng, *, std=0.02, dtype=np.float64):
     for name, shape in parameter_shapes(config).items():
         if name.endswith("bias") or ".b_" in name:
             params[name] = np.zeros(shape, dtype)
-        elif name.endswith(".weight"):      # the norms' gains
-            # Gemma 2 stores each gain as its offset from one (chapter 9).
-            gain = np.zeros if config.arch == "gemma2" else np.ones
-            params[name] = gain(shape, dtype)
+        elif name.endswith(".weight"):      # the norms' gains: 1, or
+            # 0 where the family stores offsets from one (Gemma 2)
+            params[name] = np.full(shape, family_of(config).gain, dtype)
         else:
             out = name.endswith(("W_o", "W_out", "W_down"))
             s = std / np.sqrt(2 * config.n_layers) if out else std
@@ -474,38 +354,26 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     attend_fns = attend_functions(config.n_layers, ids.shape[-1], cache=cache,
                                   valid=valid, window=window, n_sinks=n_sinks,
                                   layer_windows=config.layer_windows)
-    gpt2 = config.arch == "gpt2"
+    family = family_of(config)  # its parts (``attention.family``)
     x = params["embed.tokens"][ids]                       # (batch, n, d_model)
-    if gpt2:
-        x = x + params["embed.positions"][positions]      # + (n, d_model)
-    if config.arch == "gemma2":  # Gemma's embeddings are scaled (chapter 9)
-        x = x * math.sqrt(config.d_model)
+    x = family.embed(x, params, positions, config)  # GPT-2: + positions
     drop = dropout or {}
     x = dropped(x, drop.get("embed"))
-    block = {"gpt2": gpt2_block, "llama": llama_block,
-             "gemma2": gemma2_block,
-             "deepseek_v3": deepseek_block}[config.arch]
     for i in range(config.n_layers):
         kept = None if trace is None else {}
+        block = family.block(config, i)  # layer i's parts, wired
         x = block(x, block_params(params, i), config, positions, trace=kept,
                   attend_fn=attend_fns[i], dropout=block_params(drop, i))
         if trace is not None:
             trace.update({f"blocks.{i}.{k}": v for k, v in kept.items()})
     if cache is not None:
         cache.advance(ids.shape[-1])  # the new tokens are now in the cache
-    w, eps = params["final_norm.weight"], config.norm_eps
-    if gpt2:
-        h = layer_norm(x, w, params["final_norm.bias"], eps=eps)
-    elif config.arch == "gemma2":
-        h = gemma_rms_norm(x, w, eps=eps)
-    else:
-        h = rms_norm(x, w, eps=eps)
+    h = family.final_norm(x, params, config)
     if config.tie_embeddings:
         logits = h @ params["embed.tokens"].T             # (batch, n, vocab)
     else:
         logits = h @ params["lm_head.W"]                  # (batch, n, vocab)
-    if config.final_softcap is not None:  # Gemma 2 (chapter 9)
-        logits = softcap(logits, config.final_softcap)
+    logits = family.logits(logits, config)  # Gemma 2: soft-capped
     if trace is not None:
         trace.update({"final_norm.in": x, "final_norm.out": h})
     return logits[0] if single else logits

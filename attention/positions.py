@@ -17,8 +17,6 @@ permuted inside every head (``rope_weights_to_layout``).
 
 # --8<-- [start:imports]
 import numpy as np
-
-from attention.long_context.rope_scaling import scaled_rope_angles
 # --8<-- [end:imports]
 
 
@@ -86,8 +84,8 @@ def rope(x, positions, *, base=10000.0, layout="halves", scaling=None):
     shape that broadcasts against x.shape[:-1] (a row per sequence).
     layout "halves": pair i = features (i, i + d_head/2) (Hugging Face);
     layout "interleaved": pair i = features (2i, 2i + 1) (GPT-J, Meta).
-    scaling: a chapter-8 ``RopeScaling`` (its frequencies, and its attention
-    factor multiplying cos and sin); None is plain RoPE.
+    scaling: a chapter-8 ``RopeScaling``: its ``angles`` replace the plain
+    ones and its attention factor multiplies cos and sin; None: plain RoPE.
     Returns an array of x's shape and dtype.
     """
     x = np.asarray(x)
@@ -108,8 +106,10 @@ def rope(x, positions, *, base=10000.0, layout="halves", scaling=None):
         angles, factor = rope_angles(positions, x.shape[-1], base), 1.0
     else:
         _check_d("rope", "d_head", x.shape[-1])
-        angles, factor = scaled_rope_angles(positions, x.shape[-1], base,
-                                            scaling)
+        if not callable(getattr(scaling, "angles", None)):
+            raise TypeError(f"rope: scaling must be a RopeScaling or None, "
+                            f"got {scaling!r}")
+        angles, factor = scaling.angles(positions, x.shape[-1], base)
     # angles: (..., n, d_head/2); factor 1 but for YaRN.
     cos = (np.cos(angles) * factor).astype(x.dtype, copy=False)
     sin = (np.sin(angles) * factor).astype(x.dtype, copy=False)

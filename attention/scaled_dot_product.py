@@ -24,7 +24,7 @@ _KINDS = {"c": "complex", "U": "string", "S": "string", "O": "object",
           "V": "structured", "M": "datetime", "m": "timedelta"}
 
 
-def _as_array(fn, name, a):
+def as_array(fn, name, a):
     """``a`` as an array of real numbers, or a TypeError naming it."""
     try:
         a = np.asarray(a)
@@ -38,7 +38,7 @@ def _as_array(fn, name, a):
     return a
 
 
-def _check_inputs(q, k, v, mask, scale=None, fn="attention"):
+def check_inputs(q, k, v, mask, scale=None, fn="attention"):
     """Check and convert the inputs; clear errors on bad shapes or dtypes.
 
     Returns q, k, v in the dtype to compute in, the mask (boolean, or
@@ -47,7 +47,7 @@ def _check_inputs(q, k, v, mask, scale=None, fn="attention"):
     in float32 (a float16 sum of more than 65,504 ones overflows) and give
     a float16 output.
     """
-    q, k, v = (_as_array(fn, n, a) for n, a in (("q", q), ("k", k), ("v", v)))
+    q, k, v = (as_array(fn, n, a) for n, a in (("q", q), ("k", k), ("v", v)))
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
             raise ValueError(
@@ -76,7 +76,7 @@ def _check_inputs(q, k, v, mask, scale=None, fn="attention"):
         out_dtype = np.dtype(np.float64)  # integers, booleans: float64
     dtype = np.promote_types(out_dtype, np.float32)  # float16 -> float32
     if mask is not None:
-        mask = _as_array(fn, "mask", mask)
+        mask = as_array(fn, "mask", mask)
         floating = np.issubdtype(mask.dtype, np.floating)
         if mask.dtype != np.bool_ and not floating:
             raise TypeError(
@@ -128,7 +128,7 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None,
     The inputs' dtype is kept: float32 in, float32 out. float16 inputs
     are computed in float32 and the result rounded back to float16.
     """
-    q, k, v, mask, scale, out_dtype = _check_inputs(q, k, v, mask, scale)
+    q, k, v, mask, scale, out_dtype = check_inputs(q, k, v, mask, scale)
     n_q, n_k = q.shape[-2], k.shape[-2]
 
     # A Python float scale: float32 inputs stay float32.

@@ -22,7 +22,7 @@ References:
 # --8<-- [start:tiled_attention]
 import numpy as np
 
-from attention.scaled_dot_product import _check_inputs
+from attention.scaled_dot_product import check_inputs
 
 TILE = 512  # rows per query tile and per key tile: 512 x 512 float32 is 1 MiB
 
@@ -35,7 +35,7 @@ def tiled_attention(q, k, v, *, causal=False, scale=None,
     ``causal`` is aligned bottom-right (query i sits at position n_k - n_q + i).
     A row with no key to attend to gives zeros.
     """
-    q, k, v, _, scale, out_dtype = _check_inputs(q, k, v, None, scale,
+    q, k, v, _, scale, out_dtype = check_inputs(q, k, v, None, scale,
                                                  fn="tiled_attention")
     for name, size in (("block_q", block_q), ("block_k", block_k)):
         if not isinstance(size, (int, np.integer)) or size < 1:

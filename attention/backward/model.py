@@ -25,6 +25,7 @@ from attention.backward.norms import (layer_norm_backward, layer_norm_stats,
                                       rms_norm_backward, rms_norm_stats)
 from attention.backward.scaled_dot_product import attention_backward
 from attention.blocks import dropped
+from attention.family import family_of
 from attention.feed_forward import gelu, silu
 from attention.loss import cross_entropy, cross_entropy_backward
 from attention.model import block_params, forward
@@ -47,7 +48,7 @@ def embedding_backward(d_out, ids, vocab_size):
 def norm_backward(config, d_y, x, p, name, grads):
     """The norm's backward (LayerNorm: gpt2, RMSNorm: llama); returns dx."""
     w, eps = p[name + ".weight"], config.norm_eps
-    if config.arch == "gpt2":
+    if family_of(config).parts["norm"] == "layer_norm":
         mean, rstd = layer_norm_stats(x, eps=eps)  # rebuilt: 2 per token
         dx, grads[name + ".weight"], grads[name + ".bias"] = (
             layer_norm_backward(d_y, x, w, mean, rstd))
@@ -59,7 +60,7 @@ def norm_backward(config, d_y, x, p, name, grads):
 
 def mlp_backward(config, d_out, h, p, g):
     """The MLP's backward (GELU tanh: gpt2, SwiGLU: llama) from its input h."""
-    if config.arch == "gpt2":
+    if family_of(config).parts["ffn"] == "gelu_mlp":
         pre = h @ p["mlp.W_in"] + p["mlp.b_in"]  # (batch, n, d_ff), rebuilt
         act = gelu(pre, approximate="tanh")
         d_act, g["mlp.W_out"], g["mlp.b_out"] = linear_backward(
@@ -85,14 +86,15 @@ def attention_layer_backward(config, d_out, h, t, p, positions, g, *,
     """attention_layer's backward from its input h and trace t; returns dh.
 
     dropout: the mask the forward applied to the attention weights."""
-    gpt2 = config.arch == "gpt2"
+    biases = "attn.b_o" in p  # gpt2's
     d_heads, g["attn.W_o"], db_o = linear_backward(d_out, t["heads"],
                                                    p["attn.W_o"])
     d_o = split_heads(d_heads, config.n_heads)  # (batch, n_heads, n, d_head)
     dq, dk, dv = attention_backward(  # GQA: dk, dv summed over each group
         d_o, t["q"], t["k"], t["v"], causal=True, weights=t["weights"],
         dropout=dropout)
-    if not gpt2:  # undo RoPE: rotating by -θ is the transpose of θ
+    if family_of(config).parts["positions"] == "rope":
+        # undo RoPE: rotating by -θ is the transpose of θ
         angle = -positions if positions.ndim == 1 else -positions[:, None, :]
         dq, dk = (rope(d, angle, base=config.rope_base,
                        layout=config.rope_layout) for d in (dq, dk))
@@ -102,9 +104,9 @@ def attention_layer_backward(config, d_out, h, t, p, positions, g, *,
         dh_part, g[f"attn.W_{name}"], db = linear_backward(
             d_lin, h, p[f"attn.W_{name}"])
         dh += dh_part
-        if gpt2:
+        if biases:
             g[f"attn.b_{name}"] = db
-    if gpt2:
+    if biases:
         g["attn.b_o"] = db_o
     return dh
 # --8<-- [end:sublayers_backward]
@@ -126,7 +128,10 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
         ("qk_norm", None), ("attn_scale", None), ("attn_softcap", None),
         ("final_softcap", None), ("moe", None))
         if getattr(config, name) != off]
-    if config.arch not in ("gpt2", "llama"):
+    parts = family_of(config).parts  # those with a backward here
+    if not (parts["norm"] in ("layer_norm", "rms_norm")
+            and parts["ffn"] in ("gelu_mlp", "swiglu")
+            and (parts["mixer"], parts["wiring"]) == ("attention", "pre_norm")):
         unsupported.append("arch")
     if unsupported:  # chapters 8 and 9's parts have no backward here
         raise ValueError(f"model_backward: {unsupported} are not supported "
@@ -178,7 +183,7 @@ def model_backward(params, config, token_ids, d_logits, trace, *,
     dx = dropped(dx, drop.get("embed"))
     d_tokens = embedding_backward(dx, ids, config.vocab_size)
     grads["embed.tokens"] = d_tokens + dW_head.T if tied else d_tokens
-    if config.arch == "gpt2":
+    if "embed.positions" in params:  # gpt2's learned positions
         d_pos = np.zeros_like(params["embed.positions"])
         rows = np.broadcast_to(positions, ids.shape).reshape(-1)  # (tokens,)
         np.add.at(d_pos, rows, dx.reshape(-1, dx.shape[-1]))  # repeats add

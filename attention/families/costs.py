@@ -9,6 +9,8 @@ chapter-9 page and below); every number computed from them is computed here.
 
 # --8<-- [start:imports]
 from dataclasses import dataclass
+
+from attention.family import FAMILIES
 # --8<-- [end:imports]
 
 
@@ -95,9 +97,11 @@ def mla_attention_flops(n_q, n_k, *, n_heads, kv_lora_rank, qk_nope_head_dim,
 
 # --8<-- [start:latent_cache_bytes]
 def latent_cache_bytes(config, n_tokens=1, *, batch=1, bytes_per_value=2):
-    """Bytes of MLA's latent cache for a ModelConfig of arch deepseek_v3:
-    per token and layer, kv_lora_rank + qk_rope_head_dim values."""
-    if getattr(config, "arch", None) != "deepseek_v3":
+    """Bytes of MLA's latent cache for a ModelConfig whose family's token
+    mixer is latent (deepseek_v3): per token and layer, kv_lora_rank +
+    qk_rope_head_dim values."""
+    family = FAMILIES.get(getattr(config, "arch", None))
+    if family is None or family.parts["mixer"] != "latent":
         raise ValueError(f"latent_cache_bytes: config must be a deepseek_v3 "
                          f"ModelConfig, got arch {getattr(config, 'arch', None)!r}")
     per_token = config.n_layers * (config.kv_lora_rank

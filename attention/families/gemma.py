@@ -13,6 +13,13 @@ section 2, and Hugging Face's ``Gemma2ForCausalLM``:
 """
 
 # --8<-- [start:imports]
+import math
+
+from attention.blocks import (attention_shapes, dropped, record,
+                              rope_attention)
+from attention.families.llama import llama_outer
+from attention.families.softcap import capped_logits
+from attention.family import Family, register
 from attention.feed_forward import gelu
 from attention.norms import rms_norm
 # --8<-- [end:imports]
@@ -36,3 +43,81 @@ def geglu(x, W_gate, W_up, W_down):
     gate = gelu(x @ W_gate, approximate="tanh")             # (..., d_ff)
     return (gate * (x @ W_up)) @ W_down                     # (..., d_model)
 # --8<-- [end:gemma_pieces]
+
+
+# --8<-- [start:gemma2_block]
+def gemma2_block(x, p, config, positions, *, trace=None, attend_fn=None,
+                 dropout=None):
+    """Gemma 2's decoder block: each branch normalised before and after,
+    (1 + weight) RMSNorms, GeGLU (the pieces above).
+
+    x: (batch, n, d_model); positions, attend_fn, dropout as for
+    ``llama_block``. The norms: norm1 and post_norm1 around attention,
+    norm2 and post_norm2 around the MLP.
+    """
+    eps, drop = config.norm_eps, dropout or {}
+    h = gemma_rms_norm(x, p["norm1.weight"], eps=eps)
+    a = rope_attention(h, p, config, positions, trace=trace,
+                       attend_fn=attend_fn, dropout=drop.get("attn.weights"))
+    x_mid = x + dropped(gemma_rms_norm(a, p["post_norm1.weight"], eps=eps),
+                        drop.get("attn.out"))
+    h2 = gemma_rms_norm(x_mid, p["norm2.weight"], eps=eps)
+    m = geglu(h2, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
+    out = x_mid + dropped(gemma_rms_norm(m, p["post_norm2.weight"], eps=eps),
+                          drop.get("mlp.out"))
+    record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
+    return out
+# --8<-- [end:gemma2_block]
+
+
+def _layer_shapes(c, i):
+    d = c.d_model
+    return ({"norm1.weight": (d,)} | attention_shapes(c)
+            | {"post_norm1.weight": (d,), "norm2.weight": (d,),
+               "post_norm2.weight": (d,)}
+            | {"mlp.W_gate": (d, c.d_ff), "mlp.W_up": (d, c.d_ff),
+               "mlp.W_down": (c.d_ff, d)})
+
+
+def _check(c):
+    if c.moe is not None:
+        raise ValueError("ModelConfig: a mixture of experts (moe) is for "
+                         "arch 'llama' or 'deepseek_v3', not 'gemma2'")
+
+
+def gemma2_weights(sd, i, config=None):
+    """Block i of Gemma 2: Llama's names, plus a norm after each branch
+    and one before the MLP (chapter 9). Gains stay offsets from one."""
+    h = f"model.layers.{i}."
+    return {
+        "norm1.weight": sd[h + "input_layernorm.weight"],
+        "attn.W_q": sd[h + "self_attn.q_proj.weight"].T,
+        "attn.W_k": sd[h + "self_attn.k_proj.weight"].T,
+        "attn.W_v": sd[h + "self_attn.v_proj.weight"].T,
+        "attn.W_o": sd[h + "self_attn.o_proj.weight"].T,
+        "post_norm1.weight": sd[h + "post_attention_layernorm.weight"],
+        "norm2.weight": sd[h + "pre_feedforward_layernorm.weight"],
+        "mlp.W_gate": sd[h + "mlp.gate_proj.weight"].T,
+        "mlp.W_up": sd[h + "mlp.up_proj.weight"].T,
+        "mlp.W_down": sd[h + "mlp.down_proj.weight"].T,
+        "post_norm2.weight": sd[h + "post_feedforward_layernorm.weight"],
+    }
+
+
+GEMMA2 = register(Family(
+    name="gemma2",
+    parts={"norm": "gemma_rms_norm", "mixer": "attention", "ffn": "geglu",
+           "wiring": "pre_and_post_norm", "positions": "rope"},
+    block=lambda config, i: gemma2_block,
+    layer_shapes=_layer_shapes,
+    final_norm=lambda x, params, c: gemma_rms_norm(
+        x, params["final_norm.weight"], eps=c.norm_eps),
+    norm_shapes=lambda c: {"weight": (c.d_model,)},
+    hf_outer=llama_outer,  # Llama's names
+    hf_layer=gemma2_weights,
+    check=_check,
+    # Gemma's embeddings are scaled; the tied head is not
+    embed=lambda x, params, positions, c: x * math.sqrt(c.d_model),
+    logits=capped_logits,
+    gain=0.0,  # each gain stored as its offset from one
+))

@@ -24,10 +24,17 @@ Face's cache does; ``expand`` turns them into what attention reads.
 """
 
 # --8<-- [start:imports]
+from functools import partial
+
 import numpy as np
 
-from attention.blocks import _record, attend, dropped
-from attention.families.moe import feed_forward
+from attention.blocks import attend, llama_block, record
+from attention.families.llama import (llama_outer, mlp_weights,
+                                      rms_final_norm)
+from attention.families.moe import check_model_moe, feed_forward, ffn_shapes
+from attention.families.softcap import capped_logits
+from attention.family import Family, register
+from attention.model import MLA_ABSORB, MLA_SIZES
 from attention.multi_head import merge_heads, split_heads
 from attention.norms import rms_norm
 from attention.positions import rope
@@ -145,30 +152,124 @@ def mla_attention(x, p, config, positions, *, absorbed, attend_fn=None,
     else:
         out, weights = attend_fn(q, c_kv, k_rope, None, **score)
     heads = merge_heads(out)        # (batch, n, H * (r or d_v))
-    _record(trace, c_kv=c_kv, k_rope=k_rope, weights=weights, heads=heads)
+    record(trace, c_kv=c_kv, k_rope=k_rope, weights=weights, heads=heads)
     return heads @ W_o
 # --8<-- [end:mla_attention]
 
 
-# --8<-- [start:deepseek_block]
-def deepseek_block(x, p, config, positions, *, trace=None, attend_fn=None,
-                   dropout=None):
-    """DeepSeek-V3's decoder block: Llama's, with MLA for attention (and
-    its mixture of experts where config.moe has one for the layer).
-
-    Absorbed where config.mla_absorb says: "decode" (one new token at a
+# --8<-- [start:deepseek_v3]
+def latent_attention(h, p, config, positions, *, trace=None, attend_fn=None,
+                     dropout=None):
+    """MLA as a block's token mixer (``attention.blocks.llama_block``):
+    absorbed where config.mla_absorb says, "decode" (one new token at a
     time: the cheap way to read a latent cache), "always" or "never".
-    """
-    eps, drop = config.norm_eps, dropout or {}
+    dropout: not applied (MLA's weights have no dropout here)."""
     absorbed = {"always": True, "never": False,
-                "decode": x.shape[-2] == 1}[config.mla_absorb]
-    h = rms_norm(x, p["norm1.weight"], eps=eps)
-    x_mid = x + dropped(mla_attention(h, p, config, positions,
-                                      absorbed=absorbed, attend_fn=attend_fn,
-                                      trace=trace), drop.get("attn.out"))
-    h2 = rms_norm(x_mid, p["norm2.weight"], eps=eps)
-    out = x_mid + dropped(feed_forward(h2, p, config, trace=trace),
-                          drop.get("mlp.out"))
-    _record(trace, x=x, norm1=h, x_mid=x_mid, norm2=h2, out=out)
-    return out
-# --8<-- [end:deepseek_block]
+                "decode": h.shape[-2] == 1}[config.mla_absorb]
+    return mla_attention(h, p, config, positions, absorbed=absorbed,
+                         attend_fn=attend_fn, trace=trace)
+
+
+def mla_shapes(c):
+    """MLA's attention parameters, short names."""
+    H, d, r = c.n_heads, c.d_model, c.kv_lora_rank
+    d_in = d if c.q_lora_rank is None else c.q_lora_rank  # c_q's width
+    shapes = {}
+    if c.q_lora_rank is not None:
+        shapes |= {"attn.W_dq": (d, c.q_lora_rank),
+                   "attn.dq_norm.weight": (c.q_lora_rank,)}
+    return shapes | {
+        "attn.W_uq": (d_in, H * c.qk_nope_head_dim),
+        "attn.W_qr": (d_in, H * c.qk_rope_head_dim),
+        "attn.W_dkv": (d, r), "attn.dkv_norm.weight": (r,),
+        "attn.W_kr": (d, c.qk_rope_head_dim),
+        "attn.W_uk": (r, H * c.qk_nope_head_dim),
+        "attn.W_uv": (r, H * c.v_head_dim),
+        "attn.W_o": (H * c.v_head_dim, d)}
+
+
+def _check(c):
+    """MLA's sizes all set (q_lora_rank may be None), its own heads."""
+    for name in MLA_SIZES + ("q_lora_rank",):
+        value = getattr(c, name)
+        if name == "q_lora_rank" and value is None:
+            continue
+        if (isinstance(value, (bool, np.bool_))
+                or not isinstance(value, (int, np.integer)) or value < 1):
+            raise ValueError(f"ModelConfig: {name} must be a positive "
+                             f"integer for MLA, got {value!r}")
+        object.__setattr__(c, name, int(value))
+    if c.qk_rope_head_dim % 2:
+        raise ValueError(f"ModelConfig: RoPE needs an even qk_rope_head_dim, "
+                         f"got {c.qk_rope_head_dim}")
+    if c.n_kv_heads != c.n_heads:
+        raise ValueError(f"ModelConfig: MLA expands the latent into every "
+                         f"head: n_kv_heads must equal n_heads = "
+                         f"{c.n_heads}, got {c.n_kv_heads}")
+    if c.mla_absorb not in MLA_ABSORB:
+        raise ValueError(f"ModelConfig: mla_absorb must be one of "
+                         f"{MLA_ABSORB}, got {c.mla_absorb!r}")
+    if (c.head_dim is not None or c.qk_norm is not None or c.attn_sinks
+            or c.attn_bias):
+        raise ValueError("ModelConfig: MLA sets its own head sizes: "
+                         "head_dim, qk_norm, attn_sinks and attn_bias are "
+                         "not for it")
+    check_model_moe(c)
+
+
+def _layer_shapes(c, i):
+    d = c.d_model
+    return ({"norm1.weight": (d,)} | mla_shapes(c)
+            | {"norm2.weight": (d,)} | ffn_shapes(c, i))
+
+
+def deepseek_v3_weights(sd, i, config):
+    """Block i of DeepSeek-V3: Hugging Face packs W_uq with W_qr
+    (q_b_proj or q_proj), W_dkv with W_kr (kv_a_proj_with_mqa) and W_uk with
+    W_uv (kv_b_proj), head by head; unpack them (chapter 9)."""
+    n_heads = config.n_heads
+    h, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
+    r = sd[a + "kv_a_layernorm.weight"].shape[0]
+    p = {}
+    if a + "q_a_proj.weight" in sd:  # low-rank queries
+        p["attn.W_dq"] = sd[a + "q_a_proj.weight"].T
+        p["attn.dq_norm.weight"] = sd[a + "q_a_layernorm.weight"]
+        W_q = sd[a + "q_b_proj.weight"].T
+    else:
+        W_q = sd[a + "q_proj.weight"].T
+    d_kr = sd[a + "kv_a_proj_with_mqa.weight"].shape[0] - r  # d_rope
+    W_q = W_q.reshape(W_q.shape[0], n_heads, -1)  # (d_in, H, d_nope + d_rope)
+    W_kv = sd[a + "kv_a_proj_with_mqa.weight"].T     # (d_model, r + d_rope)
+    W_b = sd[a + "kv_b_proj.weight"].T               # (r, H * (d_nope + d_v))
+    W_b = W_b.reshape(r, n_heads, -1)                # (r, H, d_nope + d_v)
+    d_nope = W_q.shape[-1] - d_kr
+    return p | {
+        "norm1.weight": sd[h + "input_layernorm.weight"],
+        "attn.W_uq": W_q[..., :d_nope].reshape(W_q.shape[0], -1),
+        "attn.W_qr": W_q[..., d_nope:].reshape(W_q.shape[0], -1),
+        "attn.W_dkv": W_kv[:, :r], "attn.W_kr": W_kv[:, r:],
+        "attn.dkv_norm.weight": sd[a + "kv_a_layernorm.weight"],
+        "attn.W_uk": W_b[..., :d_nope].reshape(r, -1),
+        "attn.W_uv": W_b[..., d_nope:].reshape(r, -1),
+        "attn.W_o": sd[a + "o_proj.weight"].T,
+        "norm2.weight": sd[h + "post_attention_layernorm.weight"],
+    } | mlp_weights(sd, h)
+
+
+# DeepSeek-V3: Llama's wiring with MLA for the token mixer and its mixture
+# of experts where config.moe has one for the layer.
+DEEPSEEK_V3 = register(Family(
+    name="deepseek_v3",
+    parts={"norm": "rms_norm", "mixer": "latent", "ffn": "moe",
+           "wiring": "pre_norm", "positions": "rope"},
+    block=lambda config, i: partial(llama_block, mixer=latent_attention,
+                                    ffn=feed_forward),
+    layer_shapes=_layer_shapes,
+    final_norm=rms_final_norm,
+    norm_shapes=lambda c: {"weight": (c.d_model,)},
+    hf_outer=llama_outer,  # Llama's names
+    hf_layer=deepseek_v3_weights,
+    check=_check,
+    logits=capped_logits,
+))
+# --8<-- [end:deepseek_v3]

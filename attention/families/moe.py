@@ -29,6 +29,7 @@ The parameters of a mixture layer, in the flat dict of ``attention.model``:
 """
 
 # --8<-- [start:imports]
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -256,3 +257,61 @@ def feed_forward(h, p, config, *, trace=None):
         return moe_layer(h, p, config.moe, trace=trace)
     return swiglu(h, p["mlp.W_gate"], p["mlp.W_up"], p["mlp.W_down"])
 # --8<-- [end:moe_layer]
+
+
+def check_model_moe(c):
+    """ModelConfig.moe for a family with a mixture feed-forward: a MoE (or
+    a page's own copy of the class, chapter 9 shows it) or None."""
+    if c.moe is None:
+        return
+    def fields(m):
+        return [field.name for field in dataclasses.fields(m)]
+    if not (dataclasses.is_dataclass(c.moe) and fields(c.moe) == fields(MoE)):
+        raise TypeError(f"ModelConfig: moe must be a MoE or None, "
+                        f"got {c.moe!r}")
+    if c.moe.first_dense > c.n_layers:
+        raise ValueError(f"ModelConfig: moe.first_dense = "
+                         f"{c.moe.first_dense} is more than n_layers = "
+                         f"{c.n_layers}")
+
+
+def ffn_shapes(c, i):
+    """Layer i's feed-forward parameters: the mixture's from
+    moe.first_dense on, else a SwiGLU of width d_ff (short names)."""
+    if c.moe is not None and i >= c.moe.first_dense:
+        return moe_shapes(c.moe, c.d_model)
+    return {"mlp.W_gate": (c.d_model, c.d_ff), "mlp.W_up": (c.d_model, c.d_ff),
+            "mlp.W_down": (c.d_ff, c.d_model)}
+
+
+# --8<-- [start:hf_names]
+def experts_weights(sd, m):
+    """A mixture layer. Mixtral, Qwen3-MoE and DeepSeek-V3 stack each
+    expert's nn.Linear weights, gate above up, in gate_up_proj (E, 2 d_ff,
+    d_model); gpt-oss stores (E, d_model, 2 d_ff), gate and up columns
+    interleaved, with biases. DeepSeek-V3 adds the selection bias and the
+    shared experts, an ordinary SwiGLU (chapter 9)."""
+    gate_up = sd[m + "experts.gate_up_proj"]
+    if m + "router.weight" in sd:  # gpt-oss: already (d_in, d_out)
+        b = sd[m + "experts.gate_up_proj_bias"]       # (E, 2 d_ff)
+        return {
+            "mlp.router.W": sd[m + "router.weight"].T,
+            "mlp.router.bias": sd[m + "router.bias"],
+            "mlp.experts.W_gate": gate_up[..., ::2],  # (E, d_model, d_ff)
+            "mlp.experts.W_up": gate_up[..., 1::2],
+            "mlp.experts.W_down": sd[m + "experts.down_proj"],
+            "mlp.experts.b_gate": b[:, ::2], "mlp.experts.b_up": b[:, 1::2],
+            "mlp.experts.b_down": sd[m + "experts.down_proj_bias"]}
+    d_ff = gate_up.shape[1] // 2
+    gate_up = gate_up.transpose(0, 2, 1)              # (E, d_model, 2 d_ff)
+    p = {"mlp.router.W": sd[m + "gate.weight"].T,     # (d_model, E)
+         "mlp.experts.W_gate": gate_up[..., :d_ff],   # (E, d_model, d_ff)
+         "mlp.experts.W_up": gate_up[..., d_ff:],
+         "mlp.experts.W_down": sd[m + "experts.down_proj"].transpose(0, 2, 1)}
+    if m + "gate.e_score_correction_bias" in sd:      # DeepSeek-V3
+        p["mlp.router.select_bias"] = sd[m + "gate.e_score_correction_bias"]
+    if m + "shared_experts.gate_proj.weight" in sd:
+        p |= {f"mlp.shared.W_{x}": sd[f"{m}shared_experts.{x}_proj.weight"].T
+              for x in ("gate", "up", "down")}
+    return p
+# --8<-- [end:hf_names]

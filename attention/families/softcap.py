@@ -15,7 +15,8 @@ so its masks, scale and empty rows behave as everywhere else.
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.scaled_dot_product import _check_inputs, attention
+from attention.blocks import SCORE_RULES
+from attention.scaled_dot_product import check_inputs, attention
 # --8<-- [end:imports]
 
 
@@ -48,7 +49,7 @@ def capped_attention(q, k, v, *, cap, mask=None, causal=False, scale=None,
     or (output, weights).
     """
     # Shapes, dtypes, mask and scale checked as attention checks them.
-    q, k, _, mask, scale, _ = _check_inputs(q, k, v, mask, scale,
+    q, k, _, mask, scale, _ = check_inputs(q, k, v, mask, scale,
                                             "capped_attention")
     raw = (q @ np.swapaxes(k, -1, -2)) * scale      # (..., n_q, n_k)
     bias = softcap(raw, cap) - raw                  # what capping changes
@@ -58,3 +59,18 @@ def capped_attention(q, k, v, *, cap, mask=None, causal=False, scale=None,
     return attention(q, k, v, mask=bias, causal=causal, scale=scale,
                      return_weights=return_weights)
 # --8<-- [end:capped_attention]
+
+
+def _capped_rule(q, k, v, cap, **options):
+    return capped_attention(q, k, v, cap=cap, **options)
+
+
+# A block's attention takes softcap=... as its score rule (``attend``).
+SCORE_RULES["softcap"] = _capped_rule
+
+
+def capped_logits(logits, config):
+    """A family's logits hook: soft-capped where config.final_softcap is
+    set (Gemma 2), else unchanged."""
+    cap = config.final_softcap
+    return logits if cap is None else softcap(logits, cap)

@@ -30,9 +30,9 @@ import numpy as np
 
 from attention.linear.chunked import chunked_gated_delta_rule
 from attention.linear.feature_maps import l2_normalize
-from attention.linear.linear_attention import (_check_chunk_size, _check_qkv,
-                                               _check_state)
-from attention.scaled_dot_product import _as_array
+from attention.linear.linear_attention import (check_chunk_size, check_qkv,
+                                               check_state)
+from attention.scaled_dot_product import as_array
 # --8<-- [end:imports]
 
 
@@ -74,7 +74,7 @@ def _check_gates(fn, g, beta, lead_n, dtype):
     """g (log decay) and beta checked against (..., heads, n)."""
     checked = []
     for name, a in (("g", g), ("beta", beta)):
-        a = _as_array(fn, name, a)
+        a = as_array(fn, name, a)
         if a.shape != lead_n:
             raise ValueError(f"{fn}: {name} must have shape (..., heads, n) "
                              f"= {lead_n}, one per token of k, got {a.shape}")
@@ -108,18 +108,18 @@ def gated_delta_rule(q, k, v, g, beta, *, chunk_size=None, initial_state=None,
     d_v), final state (..., heads, d_k, d_v)).
     """
     fn = "gated_delta_rule"
-    q, k, v = _check_qkv(fn, q, k, v)
+    q, k, v = check_qkv(fn, q, k, v)
     if q.ndim < 3:
         raise ValueError(f"{fn}: q must have shape (..., heads, n, d_k), got "
                          f"{q.shape}")
     g, beta = _check_gates(fn, g, beta, k.shape[:-1], v.dtype)
     *lead, n, d_k = k.shape
-    S = _check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
+    S = check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
     if qk_l2norm:
         q, k = l2_normalize(q), l2_normalize(k)
     q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
     if chunk_size is None:
         return recurrent_gated_delta_rule(q, k, v, g, beta, S)
-    C = _check_chunk_size(fn, chunk_size)
+    C = check_chunk_size(fn, chunk_size)
     return chunked_gated_delta_rule(q, k, v, g, beta, S, C)
 # --8<-- [end:gated_delta_rule]

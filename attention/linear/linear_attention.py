@@ -28,17 +28,17 @@ Shapes: q, k (..., n, d_k), v (..., n, d_v), the leading axes equal (batch, head
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.scaled_dot_product import _as_array
+from attention.scaled_dot_product import as_array
 # --8<-- [end:imports]
 
 
 # --8<-- [start:checks]
-def _check_qkv(fn, q, k, v):
+def check_qkv(fn, q, k, v):
     """q, k, v as arrays of one floating dtype (at least float32), or a
     ValueError naming the argument and the shapes."""
     # an array subclass (chapter 5's Counted) stays itself: it is checked only
     q, k, v = (a if isinstance(a, np.ndarray) and a.dtype.kind in "fiub"
-               else _as_array(fn, name, a)
+               else as_array(fn, name, a)
                for name, a in (("q", q), ("k", k), ("v", v)))
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
@@ -56,18 +56,18 @@ def _check_qkv(fn, q, k, v):
         v.astype(dtype, copy=False)
 
 
-def _check_state(fn, state, shape, dtype):
+def check_state(fn, state, shape, dtype):
     """A zero state of ``shape``, or the given one checked against it."""
     if state is None:
         return np.zeros(shape, dtype=dtype)
-    state = _as_array(fn, "initial_state", state)
+    state = as_array(fn, "initial_state", state)
     if state.shape != tuple(shape):
         raise ValueError(f"{fn}: initial_state must have shape {tuple(shape)} "
                          f"(..., d_k, d_v), got {state.shape}")
     return state.astype(dtype)  # a copy: the caller's state is never changed
 
 
-def _check_chunk_size(fn, chunk_size):
+def check_chunk_size(fn, chunk_size):
     if isinstance(chunk_size, bool) or not isinstance(
             chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"{fn}: chunk_size must be an integer >= 1, got "
@@ -97,7 +97,7 @@ def linear_attention_parallel(q, k, v, *, normalize=True):
     Returns (..., n, d_v): row i is sum_{j <= i} (q_i . k_j) v_j, divided
     by sum_{j <= i} q_i . k_j when normalize. Memory and work grow as n^2.
     """
-    q, k, v = _check_qkv("linear_attention_parallel", q, k, v)
+    q, k, v = check_qkv("linear_attention_parallel", q, k, v)
     if normalize:
         v = _with_ones(v)
     weights = np.tril(q @ np.swapaxes(k, -1, -2))     # (..., n, n), j <= i
@@ -115,11 +115,11 @@ def linear_attention_recurrent(q, k, v, *, normalize=True, initial_state=None):
     normalize, zero if None. Returns (out (..., n, d_v), the final state).
     """
     fn = "linear_attention_recurrent"
-    q, k, v = _check_qkv(fn, q, k, v)
+    q, k, v = check_qkv(fn, q, k, v)
     if normalize:
         v = _with_ones(v)
     *lead, n, d_k = k.shape
-    S = _check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
+    S = check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
     out = np.empty(v.shape, dtype=v.dtype)            # (..., n, d_v)
     for t in range(n):
         # S <- S + k_t^T v_t: an outer product (..., d_k, 1) @ (..., 1, d_v)
@@ -139,13 +139,13 @@ def linear_attention_chunked(q, k, v, *, chunk_size, normalize=True,
     which add nothing to the state). Returns (out, the final state).
     """
     fn = "linear_attention_chunked"
-    q, k, v = _check_qkv(fn, q, k, v)
-    C = _check_chunk_size(fn, chunk_size)
+    q, k, v = check_qkv(fn, q, k, v)
+    C = check_chunk_size(fn, chunk_size)
     if normalize:
         v = _with_ones(v)
     *lead, n, d_k = k.shape
     d_v = v.shape[-1]
-    S = _check_state(fn, initial_state, (*lead, d_k, d_v), v.dtype)
+    S = check_state(fn, initial_state, (*lead, d_k, d_v), v.dtype)
     if n % C:  # zeros to a whole number of chunks
         pad = [(0, 0)] * len(lead) + [(0, -n % C), (0, 0)]
         q, k, v = (np.pad(a, pad) for a in (q, k, v))  # (..., n + pad, d)

@@ -215,6 +215,11 @@ class RopeScaling:
         if self.attention_factor is not None and not self.attention_factor > 0:
             raise ValueError(f"RopeScaling: attention_factor must be > 0, "
                              f"got {self.attention_factor!r}")
+
+    def angles(self, positions, d_head, base):
+        """What chapter 3's ``rope`` asks a scaling for: the angles and the
+        attention factor (``scaled_rope_angles``)."""
+        return scaled_rope_angles(positions, d_head, base, self)
 # --8<-- [end:config]
 
 

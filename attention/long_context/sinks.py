@@ -17,8 +17,9 @@ the tests check the two agree.
 # --8<-- [start:imports]
 import numpy as np
 
+from attention.blocks import SCORE_RULES
 from attention.masks import causal_mask
-from attention.scaled_dot_product import _as_array, _check_inputs, attention
+from attention.scaled_dot_product import as_array, check_inputs, attention
 # --8<-- [end:imports]
 
 
@@ -34,8 +35,8 @@ def sink_attention(q, k, v, sinks, *, mask=None, causal=False, scale=None,
     weights) without the sink's column.
     """
     # Shapes, dtypes and scale checked as attention checks them.
-    q, k, v, _, _, _ = _check_inputs(q, k, v, None, scale, "sink_attention")
-    s = _as_array("sink_attention", "sinks", sinks).astype(np.float64)
+    q, k, v, _, _, _ = check_inputs(q, k, v, None, scale, "sink_attention")
+    s = as_array("sink_attention", "sinks", sinks).astype(np.float64)
     if not np.all(np.isfinite(s)):
         raise ValueError(f"sink_attention: sinks must be finite, got {s}")
     n_q, n_k = q.shape[-2], k.shape[-2]
@@ -43,7 +44,7 @@ def sink_attention(q, k, v, sinks, *, mask=None, causal=False, scale=None,
     if causal:
         bias = np.where(causal_mask(n_q, n_k), bias, -np.inf)
     if mask is not None:
-        mask = _as_array("sink_attention", "mask", mask)
+        mask = as_array("sink_attention", "mask", mask)
         bias = (np.where(mask, bias, -np.inf) if mask.dtype == np.bool_
                 else bias + mask)                           # (..., n_q, n_k)
     column = s[..., None, None]                            # (..., 1, 1)
@@ -70,3 +71,7 @@ def sink_attention(q, k, v, sinks, *, mask=None, causal=False, scale=None,
                              return_weights=True)  # (..., n_q, n_k + 1)
     return (out, weights[..., :-1]) if return_weights else out
 # --8<-- [end:sink_attention]
+
+
+# A block's attention takes sinks=... as its score rule (``attend``).
+SCORE_RULES["sinks"] = sink_attention

@@ -4,12 +4,12 @@ the mixture of experts).
 Each check calls the reader's function on data of its own, drawn afresh at every call,
 prints one verdict ("✓ Correct: ..." or "✗ Not yet: ..." saying what is wrong) and
 returns True or False. References come from ``attention.families`` and
-``attention.backward.softcap``.
+``attention.families.softcap_backward``.
 """
 
 import numpy as np
 
-from attention.backward.softcap import capped_softmax_backward
+from attention.families.softcap_backward import capped_softmax_backward
 from attention.backward.softmax import softmax_backward
 from attention.families.costs import latent_cache_bytes
 from attention.families.load_balance import load_balancing_loss

@@ -25,6 +25,8 @@ values', one "head" of each; ``pool_for`` sizes a pool for a configuration.
 # --8<-- [start:imports]
 import numpy as np
 
+from attention.family import family_of
+
 
 def _check_size(fn, name, value):
     if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
@@ -97,7 +99,7 @@ def pool_for(config, n_blocks, block_size, dtype=np.float64):
     n_kv_heads keys and values of d_head, or MLA's latent c_kv and shared
     rotated key k_rope (chapter 9), kv_lora_rank + qk_rope_head_dim numbers
     per token and layer, whatever the number of heads."""
-    if config.arch == "deepseek_v3":
+    if family_of(config).parts["mixer"] == "latent":
         widths = dict(n_kv_heads=1, d_head=config.kv_lora_rank,
                       d_value=config.qk_rope_head_dim)
     else:

@@ -22,7 +22,7 @@ merge is a small second pass.
 # --8<-- [start:split_kv]
 import numpy as np
 
-from attention.scaled_dot_product import _check_inputs, attention
+from attention.scaled_dot_product import check_inputs, attention
 from attention.softmax import logsumexp
 
 
@@ -31,7 +31,7 @@ def chunk_attention(q, k, v, mask=None):
     scaled scores of q (..., n_q, d) against k (..., n_c, d); mask
     (..., n_q, n_c) as in ``attention``: boolean (True = may attend) or
     floating (added to the scores). A fully masked row: 0 and -inf."""
-    q, k, v, mask, scale, _ = _check_inputs(q, k, v, mask,
+    q, k, v, mask, scale, _ = check_inputs(q, k, v, mask,
                                             fn="chunk_attention")
     scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n_q, n_c)
     if mask is not None and mask.dtype == np.bool_:
@@ -64,7 +64,7 @@ def split_kv_attention(q, k, v, *, chunk, mask=None):
             or chunk < 1):
         raise ValueError(f"split_kv_attention: chunk must be a positive "
                          f"integer, got {chunk!r}")
-    q, k, v, mask, _, out_dtype = _check_inputs(q, k, v, mask,
+    q, k, v, mask, _, out_dtype = check_inputs(q, k, v, mask,
                                                 fn="split_kv_attention")
     n_k = k.shape[-2]
     if mask is not None:  # a key axis of 1 broadcast: give it n_k columns

@@ -93,7 +93,7 @@ def test_the_converter_reads_each_family_setting(reference):
     elif c.model_type == "mistral":
         assert config.qk_norm is None and config.layer_windows == [4] * 2
     else:
-        assert config.arch == "gemma2" and config.qk_norm is None
+        assert (config.arch, config.qk_norm) == ("gemma2", None)
         assert config.attn_scale == c.query_pre_attn_scalar ** -0.5
         assert (config.attn_softcap, config.final_softcap) == (1.5, 2.5)
         assert config.layer_windows == [4, None, 4]  # local first

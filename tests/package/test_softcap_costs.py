@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention.backward.softcap import capped_softmax_backward, softcap_backward
+from attention.families.softcap_backward import capped_softmax_backward, softcap_backward
 from attention.families.costs import (PUBLISHED, latent_cache_bytes,
                                       mla_attention_flops)
 from attention.families.softcap import capped_attention, softcap
