@@ -22,13 +22,13 @@ Shapes: q, k (..., n, d_k); v (..., n, d_v); g (..., n), each g <= 0.
 import numpy as np
 
 from attention.linear.chunked import chunk_decays
-from attention.linear.linear_attention import (_check_chunk_size, _check_qkv,
-                                               _check_state)
-from attention.scaled_dot_product import _as_array
+from attention.linear.linear_attention import (check_chunk_size, check_qkv,
+                                               check_state)
+from attention.scaled_dot_product import as_array
 
 
 def _check_log_decay(fn, g, lead_n, dtype):
-    g = _as_array(fn, "g", g)
+    g = as_array(fn, "g", g)
     if g.shape != lead_n:
         raise ValueError(f"{fn}: g must have shape (..., n) = {lead_n}, one "
                          f"per token of k, got {g.shape}")
@@ -43,10 +43,10 @@ def decayed_recurrent(q, k, v, g, *, initial_state=None):
     """S_t = exp(g_t) S_{t-1} + k_t^T v_t, then out_t = q_t S_t.
     Returns (out (..., n, d_v), the final state (..., d_k, d_v))."""
     fn = "decayed_recurrent"
-    q, k, v = _check_qkv(fn, q, k, v)
+    q, k, v = check_qkv(fn, q, k, v)
     g = _check_log_decay(fn, g, k.shape[:-1], v.dtype)
     *lead, n, d_k = k.shape
-    S = _check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
+    S = check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
     out = np.empty(v.shape, dtype=v.dtype)             # (..., n, d_v)
     for t in range(n):
         write = k[..., t, :, None] @ v[..., t, None, :]  # (..., d_k, d_v)
@@ -59,11 +59,11 @@ def decayed_chunked(q, k, v, g, *, chunk_size, initial_state=None):
     """The same in chunks of C tokens: inside a chunk the masked product
     with decays D; between chunks the state, faded by exp(gamma)."""
     fn = "decayed_chunked"
-    q, k, v = _check_qkv(fn, q, k, v)
+    q, k, v = check_qkv(fn, q, k, v)
     g = _check_log_decay(fn, g, k.shape[:-1], v.dtype)
-    C = _check_chunk_size(fn, chunk_size)
+    C = check_chunk_size(fn, chunk_size)
     *lead, n, d_k = k.shape
-    S = _check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
+    S = check_state(fn, initial_state, (*lead, d_k, v.shape[-1]), v.dtype)
     if n % C:  # pad: zero keys add nothing, g = 0 fades nothing
         pad = [(0, 0)] * len(lead) + [(0, -n % C)]
         q, k, v = (np.pad(a, pad + [(0, 0)]) for a in (q, k, v))
