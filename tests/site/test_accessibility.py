@@ -357,16 +357,21 @@ def test_content_tabs_switch_with_the_arrow_keys(browser, server):
     page.context.close()
 
 
+def section_of_first_wide_table(page) -> str:
+    """The id of the heading of the section that holds the page's first wide table."""
+    return page.evaluate("""() => {
+        const table = document.querySelector('.md-typeset__scrollwrap[data-scroll-region]');
+        const heads = [...document.querySelectorAll('article :is(h2, h3)[id]')];
+        return heads.filter(h => h.compareDocumentPosition(table)
+                                 & Node.DOCUMENT_POSITION_FOLLOWING).pop().id; }""")
+
+
 def test_a_wide_table_is_reached_and_scrolled_with_the_keyboard(browser, server):
     seen = visit(browser, server + "chapters/ch05-attention-at-scale/", viewport=PHONE)
     page = seen.page
     settle(page)
     # Arrive as a reader following a link to the section that holds the first wide table.
-    anchor = page.evaluate("""() => {
-        const table = document.querySelector('.md-typeset__scrollwrap[data-scroll-region]');
-        const heads = [...document.querySelectorAll('article :is(h2, h3)[id]')];
-        return heads.filter(h => h.compareDocumentPosition(table)
-                                 & Node.DOCUMENT_POSITION_FOLLOWING).pop().id; }""")
+    anchor = section_of_first_wide_table(page)
     page.goto(server + f"chapters/ch05-attention-at-scale/#{anchor}")
     settle(page)
     tab_until(page, "e.matches('.md-typeset__scrollwrap')")
@@ -378,6 +383,34 @@ def test_a_wide_table_is_reached_and_scrolled_with_the_keyboard(browser, server)
     # animation's frames can take seconds to come).
     page.wait_for_function("x => document.activeElement.scrollLeft > x", arg=before,
                            timeout=30_000)
+    page.context.close()
+
+
+def test_tab_goes_on_from_the_linked_section_after_instant_navigation_replaces_the_page(
+        browser, server):
+    """The first time the address changes on a page (a link to one of its sections, or Back
+    to one), Material's instant navigation fetches the page again and replaces its content,
+    taking away the element where the browser's next Tab would start. Material puts the
+    reader back at the section only when the fetch comes before its record of the scroll
+    position (``history.replaceState``, 100 ms after a scroll), a race a slow machine loses:
+    then the next Tab went to the logo, dozens of stops above the section (issue 38, seen
+    on Chromium 156 under load). Here the record comes first, as there: the next Tab must
+    still land in the section the reader followed the link to, as after a full page load."""
+    seen = visit(browser, server + "chapters/ch05-attention-at-scale/", viewport=PHONE)
+    page = seen.page
+    settle(page)
+    anchor = section_of_first_wide_table(page)
+    old = page.evaluate_handle("""id => { const h = document.getElementById(id);
+        h.scrollIntoView();
+        location.hash = id;  // the fragment navigation: popstate, and Material's fetch
+        history.replaceState({x: 0, y: scrollY}, '');  // the record of the scroll position
+        return h; }""", anchor)
+    page.wait_for_function("h => !h.isConnected", arg=old, timeout=30_000)  # replaced
+    settle(page)
+    page.keyboard.press("Tab")
+    assert page.evaluate("id => document.activeElement.closest('h2, h3')?.id", anchor) == anchor, \
+        page.evaluate("() => document.activeElement.outerHTML.slice(0, 200)")
+    assert not seen.errors
     page.context.close()
 
 

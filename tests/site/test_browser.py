@@ -10,6 +10,7 @@ Which browser: see tests/site/browsing.py (the run's header names it). Without o
 tests are skipped with a message, except in CI (``CI=true``), where that is a failure.
 """
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -45,6 +46,17 @@ def test_browser_lookup_order_explicit_then_debian_then_chrome_then_playwright()
     # An explicit choice that is not there is an error, not a silent fallback.
     wrong = lookup({"CHROMIUM": "/no/such"}, found)
     assert wrong.path is None and "CHROMIUM=/no/such" in wrong.problem
+
+
+def test_the_run_header_names_the_browser_and_its_version():
+    """CI installs whatever Chromium Debian serves that day (150, then 156: issue 38), so the
+    header of every run says which version the browser tests drove."""
+    from tests.conftest import pytest_report_header
+
+    if find_browser().path is None:
+        pytest.skip("no browser to name")
+    assert re.search(r"\((Chromium|Google Chrome)[^()]* \d+(\.\d+){3}\)$",
+                     pytest_report_header(None)), pytest_report_header(None)
 
 
 def test_missing_browser_skips_on_a_laptop_but_fails_in_ci_or_when_asked_for():

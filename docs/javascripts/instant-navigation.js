@@ -1,0 +1,48 @@
+/* The keyboard keeps the reader's place when Material's instant navigation replaces the page.
+   Instant navigation fetches a page and swaps its content in; the first time the address
+   changes on a page (a link to one of its sections, or Back to one) it fetches that same
+   page again and swaps it in too. The swap takes away the element where the browser's next
+   Tab would start (the linked heading, or the link the reader pressed), so that Tab went to
+   the logo, dozens of stops above the section. Material puts the reader back at the section
+   only when its fetch comes before its own record of the scroll position (100 ms after a
+   scroll): a race that a slow machine loses (issue 38). After each swap, when nothing has
+   the focus and the section the address names is on the screen, the focus goes to that
+   section's heading, without scrolling and without a ring (it is not a control), and the
+   next Tab goes on from there, as after a full page load. The heading leaves the tab order
+   again once the focus moves on. */
+(function () {
+  "use strict";
+  var MARK = "data-reader-place"; // the heading this script made focusable, until blur
+
+  function linkedSection() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    return id ? document.getElementById(id) : null;
+  }
+
+  function onScreen(el) {
+    var box = el.getBoundingClientRect();
+    return box.bottom > 0 && box.top < window.innerHeight;
+  }
+
+  function keepPlace() {
+    var el = linkedSection();
+    var focused = document.activeElement;
+    if (!el || (focused && focused !== document.body) || !onScreen(el)) return;
+    if (!el.hasAttribute("tabindex")) {
+      el.setAttribute("tabindex", "-1");
+      el.setAttribute(MARK, "");
+      el.addEventListener("blur", function () {
+        el.removeAttribute("tabindex");
+        el.removeAttribute(MARK);
+      }, { once: true });
+    }
+    el.focus({ preventScroll: true });
+  }
+
+  if (typeof document$ === "undefined") return; // no instant navigation: nothing is swapped
+  var loaded = false; // the first document$ is the page as it loaded, not a swap
+  document$.subscribe(function () {
+    if (loaded) requestAnimationFrame(keepPlace);
+    loaded = true;
+  });
+})();
