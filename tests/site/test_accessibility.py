@@ -15,9 +15,11 @@ announces (read from Chromium's accessibility tree); figures have real text alte
 and follow the theme.
 """
 
+import io
 import re
 
 import pytest
+from PIL import Image
 
 from tests.support import ROOT
 from tests.site.browsing import DESKTOP, PHONE, page_paths, visit, visit_in, wait_for_scheme
@@ -411,6 +413,58 @@ def test_tab_goes_on_from_the_linked_section_after_instant_navigation_replaces_t
     assert page.evaluate("id => document.activeElement.closest('h2, h3')?.id", anchor) == anchor, \
         page.evaluate("() => document.activeElement.outerHTML.slice(0, 200)")
     assert not seen.errors
+    page.context.close()
+
+
+def luminance(rgb) -> float:
+    """WCAG's relative luminance of an sRGB colour given as 0-255 channels."""
+    def linear(c):
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def focus_change(page, control) -> tuple[int, int]:
+    """How the control's look changes when the keyboard focuses it: the pixels, in a box
+    4 px wider than the control on each side, whose colour changes with a contrast of 3:1
+    or more between the unfocused and the focused look (WCAG 2.4.13's measure), and the
+    control's perimeter in pixels, to compare with."""
+    page.evaluate("() => document.activeElement.blur()")
+    box = control.bounding_box()
+    clip = {"x": box["x"] - 4, "y": box["y"] - 4, "width": box["width"] + 8,
+            "height": box["height"] + 8}
+    before = Image.open(io.BytesIO(page.screenshot(clip=clip, animations="disabled")))
+    control.evaluate("e => e.focus()")
+    assert control.evaluate("e => e.matches(':focus-visible')")
+    after = Image.open(io.BytesIO(page.screenshot(clip=clip, animations="disabled")))
+    changed = 0
+    for old, new in zip(before.convert("RGB").getdata(), after.convert("RGB").getdata()):
+        light, dark = sorted((luminance(old), luminance(new)), reverse=True)
+        changed += (light + 0.05) / (dark + 0.05) >= 3
+    return changed, round(2 * (box["width"] + box["height"]))
+
+
+@pytest.mark.parametrize("path, kind", [("chapters/ch01-foundations/", "range"),
+                                        ("chapters/ch02-self-attention/", "checkbox"),
+                                        ("chapters/ch02-self-attention/", "select")])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_live_figures_control_shows_where_the_keyboard_focus_is(browser, server, path,
+                                                                 kind, scheme):
+    """Sliders, checkboxes and selects of the live figures show a clear focus indicator
+    (WCAG 2.4.7; 2.4.13's size and contrast): Material's reset takes the browser's ring
+    away from sliders and checkboxes (issue 41). Measured in pixels: focused against
+    unfocused, at least one perimeter of the control changes colour by 3:1 or more."""
+    seen = visit(browser, server + path, wait="load", color_scheme=scheme, viewport=DESKTOP)
+    page = seen.page
+    wait_for_scheme(page, scheme)
+    control = page.locator(".live-figure " + (kind if kind == "select" else
+                                              f"input[type={kind}]")).first
+    control.scroll_into_view_if_needed()
+    page.keyboard.press("Tab")  # the reader is on the keyboard: focus shows as it would
+    settle(page)
+    changed, perimeter = focus_change(page, control)
+    assert changed >= perimeter, (kind, scheme, changed, perimeter)
     page.context.close()
 
 
