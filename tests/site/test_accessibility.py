@@ -416,6 +416,44 @@ def test_tab_goes_on_from_the_linked_section_after_instant_navigation_replaces_t
     page.context.close()
 
 
+def test_every_skip_link_leads_to_its_pages_title(built_site):
+    for source, html in built_site.pages.items():
+        skip = re.search(r'<a href="#([^"]+)" class="md-skip">', html)
+        title = re.search(r'<article class="md-content__inner md-typeset">.*?<h1([^>]*)>',
+                          html, re.S)
+        if skip and title:
+            assert f'id="{skip[1]}"' in title[1], (source.name, skip[1], title[1])
+
+
+def test_skip_to_content_lands_at_the_top_of_the_article(browser, server):
+    """"Skip to content" leads to the chapter's title: the next Tab
+    is the chapter's first link, above "What you will learn", where it went to section x.1,
+    past the introduction and the first code block (issue 41). The reader comes from the
+    home page by instant navigation, as most do (and Material fetches no page twice)."""
+    seen = visit(browser, server, wait="load", viewport=DESKTOP)
+    page = seen.page
+    page.locator('.chapter-list a[href*="ch05-attention-at-scale"]').first.click()
+    page.wait_for_function("() => document.querySelector('article h1')?.textContent"
+                           ".startsWith('5.')")
+    settle(page)
+    page.locator("a.md-skip").focus()  # the first stop of Tab on a page loaded afresh
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => location.hash.length > 1")
+    settle(page)
+    page.keyboard.press("Tab")
+    assert page.evaluate("""() => {
+        const e = document.activeElement, title = document.querySelector('article h1');
+        const learn = [...document.querySelectorAll('.chapter-facts__title')]
+            .find(p => p.textContent === 'What you will learn');
+        const box = title.getBoundingClientRect();
+        return location.hash === '#' + title.id && box.top >= 0 && box.top < innerHeight
+            && !!(title.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING)
+            && !!(e.compareDocumentPosition(learn) & Node.DOCUMENT_POSITION_FOLLOWING); }"""), \
+        page.evaluate("() => [location.hash, document.activeElement.outerHTML.slice(0, 120)]")
+    assert not seen.errors
+    page.context.close()
+
+
 def luminance(rgb) -> float:
     """WCAG's relative luminance of an sRGB colour given as 0-255 channels."""
     def linear(c):
