@@ -334,14 +334,23 @@
     selection.addRange(range);
   }
 
+  // A last line left empty shows only if another newline follows it (in <pre>, a final
+  // newline ends a line, it does not start one): without it the caret goes up a line. So
+  // code that ends in a newline is shown with one more, which is not part of the code.
+  function shown(code) {
+    return code.endsWith("\n") ? code + "\n" : code;
+  }
+
+  function unshown(text) {
+    return text.endsWith("\n\n") ? text.slice(0, -1) : text;
+  }
+
   // Replace characters start..end of the block's code with text, the caret after it (or
   // the new text selected), and tell the page the block changed.
   function replace(el, start, end, text, select) {
-    const full = el.textContent;
+    const full = unshown(el.textContent); // the newline added for the caret comes off first
     const changed = full.slice(0, start) + text + full.slice(end);
-    // A last line left empty shows only if another newline follows it (in <pre>, a final
-    // newline ends a line, it does not start one): without it the caret goes up a line.
-    el.textContent = changed.endsWith("\n") ? changed + "\n" : changed;
+    el.textContent = shown(changed);
     if (select) selectOffsets(el, select[0], select[1]);
     else selectOffsets(el, start + text.length, start + text.length);
     el.dispatchEvent(new Event("input", { bubbles: true }));

@@ -133,6 +133,27 @@ def test_the_editor_indents_keeps_indentation_and_lets_the_keyboard_out(home):
     restore(page, 1)
 
 
+def test_the_editors_keys_add_no_blank_lines_at_the_end(home):
+    """Each Tab or Enter rewrites the code; a last empty line needs one newline more to
+    show, and that newline was added again on every key: after 4 Tabs and 3 Enters the
+    block ended in 8 newlines (issue 41). The end stays as the first key left it."""
+    page = home.page
+    page.locator('[data-run-bar="1"] button', has_text="Edit").click()
+    code = page.locator('div[data-run-block="1"] code')
+    original = code.text_content()
+    page.keyboard.press("Control+Home")
+    page.keyboard.press("Enter")
+    first = code.text_content()
+    for key in ["Enter"] * 2 + ["Tab"] * 4:
+        page.keyboard.press(key)
+    text = code.text_content()
+    trailing = len(text) - len(text.rstrip("\n"))
+    assert trailing == len(first) - len(first.rstrip("\n")) <= 2, repr(text[-20:])
+    assert text.rstrip("\n") == "\n" * 3 + "    " * 4 + original.rstrip("\n"), repr(text[:40])
+    page.keyboard.press("Escape")
+    restore(page, 1)
+
+
 def test_output_streams_with_the_time_and_tracebacks_and_long_output_are_shown(home):
     page = home.page
     # Pyodide's time.sleep returns at once (it cannot block the worker): the block waits
