@@ -208,8 +208,9 @@
     const printed = block.printed;
     const cut = result.limit && result.printed > result.limit;
     // Compared with the page only when whole: a cut output is shown as it came.
+    // A block the page gives the reader to change ("Your turn") shows its output plainly.
     const comparable = result.ok && !block.stderr && expected !== null && printed.trim() &&
-                       !cut && !hasVerdict(printed);
+                       !cut && !hasVerdict(printed) && !("runYours" in block.el.dataset);
     if (comparable && outputMatches(expected, printed)) {
       block.out.replaceChildren(line("Printed the same as the page's Output above.",
                                      "run-same"));

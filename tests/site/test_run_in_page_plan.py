@@ -1,10 +1,12 @@
 """Which blocks the reader's browser runs: decided from the code at build time."""
 
+import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 from tests.support import ROOT
-from tools.site.run_in_page import browser_plan
+from tools.site.run_in_page import browser_plan, on_page_content
 
 
 def test_importing_a_missing_library_runs_and_using_it_does_not():
@@ -116,3 +118,14 @@ print(json.dumps({"seen": seen, "results": results}))
     assert "input() cannot ask you for a value here" in no_input
     assert cut is None and printed == 1_100_000
     assert len("".join(t for s, t in record["seen"] if s == "stdout")) == 200_000 + len("out\n")
+
+
+def test_the_block_after_a_your_turn_paragraph_is_the_readers():
+    """Only the block right after "Your turn ..." is marked: its output shows as it is."""
+    block = '<div class="language-python highlight"><pre><code>x = 1\n</code></pre></div>'
+    content = ("<p>Your turn: change it.</p>\n" + block + "<p>Then this.</p>" + block
+               + "<p>Your turn: and this.</p><p>No, not yet.</p>" + block)
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="x.md"))
+    marked = on_page_content(content, page, None, None)
+    divs = re.findall(r'<div class="language-python highlight"[^>]*>', marked)
+    assert ["data-run-yours" in div for div in divs] == [True, False, False], divs

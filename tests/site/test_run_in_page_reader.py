@@ -96,6 +96,23 @@ def test_the_box_shows_nothing_the_same_or_a_diff(home):
     restore(page, 2)
 
 
+def test_a_block_the_page_gives_the_reader_shows_its_output_plainly(home):
+    """A "Your turn" block (marked data-run-yours by the build) invites a change: what the
+    reader's code prints is shown as it is, not as a diff against the page (issue 41)."""
+    page = home.page
+    page.evaluate("() => document.querySelector('div[data-run-block=\"2\"]')"
+                  ".dataset.runYours = ''")
+    run_block(page, 2)  # the page's code first: the blocks before it define `big`
+    edit(page, 2, "print(softmax(big))\nprint('one more line')")
+    run_block(page, 2)
+    shown = box(page, 2)
+    page.evaluate("() => delete document.querySelector('div[data-run-block=\"2\"]')"
+                  ".dataset.runYours")
+    restore(page, 2)
+    assert shown["shown"] == "text" and shown["title"] == "Output in your browser", shown
+    assert shown["text"] == "[0.665 0.245 0.09 ]\none more line\n", shown
+
+
 def test_running_an_earlier_block_again_marks_the_later_ones_out_of_date(home):
     page = home.page
     run_block(page, 2)

@@ -16,6 +16,10 @@ import of anything else (PyTorch, Transformers, Matplotlib) still succeeds in th
 (the worker installs stand-in modules), so a block that only imports runs; a block that
 *uses* such a name, or a name bound by a block that could not run, says what it needs
 instead of offering Run, and keeps the output the tests checked.
+
+A block right after a paragraph that begins "Your turn" is the reader's to change: it is
+marked ``data-run-yours``, and what it prints in the browser is shown as it is, never as
+a difference from the page's Output.
 """
 
 from __future__ import annotations
@@ -81,6 +85,7 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
 
 PYTHON_BLOCK = re.compile(r'<div class="language-python highlight">(.*?)</code></pre></div>', re.S)
 TAG = re.compile(r"<[^>]+>")
+YOUR_TURN = re.compile(r"<p>Your turn\b(?:(?!<p>).)*</p>\s*$", re.S)  # just before a block
 
 
 def block_code(block_html: str) -> str:
@@ -263,6 +268,8 @@ def on_page_content(content, page, config, files):
         attrs = f'data-run-block="{index}"'
         if reason is not None:
             attrs += f' data-run-needs="{html.escape(reason)}"'
+        if YOUR_TURN.search(content, last, match.start()):
+            attrs += " data-run-yours"
         pieces += [content[last:match.start()],
                    f'<div class="language-python highlight" {attrs}>', match.group(1),
                    "</code></pre></div>"]
