@@ -9,7 +9,12 @@
    the focus and the section the address names is on the screen, the focus goes to that
    section's heading, without scrolling and without a ring (it is not a control), and the
    next Tab goes on from there, as after a full page load. The heading leaves the tab order
-   again once the focus moves on. */
+   again once the focus moves on.
+   The address keeps the anchor the reader asked for. With anchor tracking, the page being
+   left writes its current section into the address 250 ms after each scroll, and one such
+   write can come while the next page is being fetched: the new page's address then ends
+   in the old page's anchor (/practice/ch10/#ex5). After each swap the address is put back
+   to the one instant navigation went to (Material's location$). */
 (function () {
   "use strict";
   var MARK = "data-reader-place"; // the heading this script made focusable, until blur
@@ -39,10 +44,23 @@
     el.focus({ preventScroll: true });
   }
 
+  var asked = null; // the address instant navigation went to last
+  function keepAddress() {
+    if (asked && asked.pathname === location.pathname && asked.hash !== location.hash) {
+      history.replaceState(history.state, "", asked.href);
+    }
+  }
+
   if (typeof document$ === "undefined") return; // no instant navigation: nothing is swapped
+  if (typeof location$ !== "undefined") {
+    location$.subscribe(function (url) { asked = new URL(url.href); });
+  }
   var loaded = false; // the first document$ is the page as it loaded, not a swap
   document$.subscribe(function () {
-    if (loaded) requestAnimationFrame(keepPlace);
+    if (loaded) {
+      keepAddress();
+      requestAnimationFrame(keepPlace);
+    }
     loaded = true;
   });
 })();

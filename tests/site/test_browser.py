@@ -246,6 +246,26 @@ def test_chapter_downloads_as_a_notebook(browser, server):
     seen.page.context.close()
 
 
+def test_the_next_pages_address_keeps_no_anchor_of_the_page_left(browser, server):
+    """Anchor tracking writes the section in view into the address 250 ms after a scroll;
+    when that write comes while the next page is fetched (here the fetch is slowed), the
+    next page's address ended in the old page's anchor, /practice/ch10/#ex5 (issue 41).
+    docs/javascripts/instant-navigation.js puts back the address the reader asked for."""
+    seen = visit(browser, server + "practice/ch09/", wait="load", viewport=DESKTOP)
+    page = seen.page
+    page.route("**/practice/ch10/", lambda route: (time.sleep(1.5), route.continue_()))
+    page.evaluate("() => document.getElementById('ex5').scrollIntoView()")
+    page.wait_for_timeout(1000)  # tracking settles: the address names no section yet
+    page.mouse.wheel(0, 200)  # a scroll: the next write of the address is 250 ms away
+    page.locator('a[href$="practice/ch10/"]').first.evaluate("a => a.click()")
+    page.wait_for_function("() => document.querySelector('article h1')?.textContent"
+                           ".includes('10')", timeout=30_000)
+    page.wait_for_timeout(1000)  # any late write has come
+    assert page.url == server + "practice/ch10/"
+    assert not seen.errors
+    page.context.close()
+
+
 def test_questions_page_links_to_each_question_with_instant_navigation(browser, server):
     seen = visit(browser, server + "interview-questions/")  # instant navigation is ready
     assert seen.page.locator(f'article a[href*="{CHAPTER_2}#q-"]').count() >= 8
