@@ -249,7 +249,7 @@
       if (!block.loading) block.label.textContent = `Running… ${seconds()} s`;
     }, 250);
     const result = await send({ type: "run", page: page.key, code: codeOf(block),
-                                name: `<block ${block.index + 1}>` },
+                                name: block.name },
                               (stream, text) => onOutput(block, stream, text));
     clearInterval(clock);
     block.el.dataset.runSeconds = ((performance.now() - started) / 1000).toFixed(2);
@@ -443,6 +443,24 @@
     return note;
   }
 
+  // What a traceback calls each block: a name the reader can find on the page, the
+  // section's heading and the block's place in it (<block 2 under "5.2 Queries in chunks">),
+  // where a number counted over the whole page would be shown nowhere.
+  function nameBlocks(els) {
+    const headings = [...document.querySelectorAll("article :is(h1, h2, h3, h4)")];
+    const counts = new Map();
+    return els.map((el) => {
+      const heading = headings.filter((h) =>
+        h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+      const n = (counts.get(heading) || 0) + 1;
+      counts.set(heading, n);
+      if (!heading) return `<block ${n}>`;
+      const title = heading.cloneNode(true);
+      title.querySelectorAll(".headerlink").forEach((link) => link.remove());
+      return `<block ${n} under "${title.textContent.trim()}">`;
+    });
+  }
+
   function decorate() {
     const els = [...document.querySelectorAll("div.language-python[data-run-block]")];
     if (course.page && course.page.running) stop();
@@ -451,11 +469,12 @@
     const page = { key: location.pathname, blocks: [], running: null };
     course.page = page;
     if (course.worker) send({ type: "reset", page: page.key });  // a fresh visit, a fresh namespace
-    for (const el of els) {
+    const names = nameBlocks(els);
+    for (const [at, el] of els.entries()) {
       const index = Number(el.dataset.runBlock);
       const code = el.querySelector("code");
       const block = { el, index, code, original: code.innerHTML, status: "idle",
-                      runnable: !el.dataset.runNeeds, expected: null };
+                      runnable: !el.dataset.runNeeds, expected: null, name: names[at] };
       page.blocks.push(block);
       const bar = document.createElement("div");
       bar.className = "run-bar";

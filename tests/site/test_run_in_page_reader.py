@@ -193,7 +193,9 @@ def test_output_streams_with_the_time_and_tracebacks_and_long_output_are_shown(h
     run_block(page, 2)
     text = box(page, 2)["text"]
     assert status(page, 2) == "failed"
-    assert 'File "<block 3>", line 4, in <module>\n    f()' in text, text
+    # Named so the reader finds it: the page numbers neither blocks nor lines (issue 41).
+    assert ('File "<block 3 under \"How the pages are verified\">", line 4, in <module>\n'
+            '    f()') in text, text
     assert text.rstrip().endswith("ZeroDivisionError: division by zero")
     edit(page, 2, "for i in range(30_000):\n    print('0123456789')")
     run_block(page, 2)
