@@ -3,10 +3,9 @@
 import re
 import subprocess
 import sys
-from types import SimpleNamespace
 
 from tests.support import ROOT
-from tools.site.run_in_page import browser_plan, on_page_content
+from tools.site.run_in_page import browser_plan, mark_blocks
 
 
 def test_importing_a_missing_library_runs_and_using_it_does_not():
@@ -125,7 +124,6 @@ def test_the_block_after_a_your_turn_paragraph_is_the_readers():
     block = '<div class="language-python highlight"><pre><code>x = 1\n</code></pre></div>'
     content = ("<p>Your turn: change it.</p>\n" + block + "<p>Then this.</p>" + block
                + "<p>Your turn: and this.</p><p>No, not yet.</p>" + block)
-    page = SimpleNamespace(file=SimpleNamespace(src_uri="x.md"))
-    marked = on_page_content(content, page, None, None)
+    marked = mark_blocks(content, {})
     divs = re.findall(r'<div class="language-python highlight"[^>]*>', marked)
     assert ["data-run-yours" in div for div in divs] == [True, False, False], divs

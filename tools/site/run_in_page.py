@@ -255,13 +255,16 @@ def browser_plan(codes: list[str], skips: dict[str, str] | None = None) -> list[
 FACTS = "<!-- run-in-page facts -->"  # a page's placeholder for what Run downloads and runs
 
 
-def on_page_content(content, page, config, files):
+def mark_blocks(content: str, skips: dict) -> str:
+    """A page's HTML with each Python block marked for run-in-page.js: its index
+    (``data-run-block``), why the browser cannot run it (``data-run-needs``), and whether
+    the page gives it to the reader to change (``data-run-yours``); the facts sentence
+    written where the page asks for it. ``skips``: NOT_IN_BROWSER's entry for the page."""
     if FACTS in content:
         content = content.replace(FACTS, f"<p>{facts()}</p>")
     blocks = list(PYTHON_BLOCK.finditer(content))
     if not blocks:
         return content
-    skips = NOT_IN_BROWSER.get(page.file.src_uri, {})
     plan = browser_plan([block_code(b.group(1)) for b in blocks], skips)
     pieces, last = [], 0
     for index, (match, reason) in enumerate(zip(blocks, plan)):
@@ -275,6 +278,10 @@ def on_page_content(content, page, config, files):
                    "</code></pre></div>"]
         last = match.end()
     return "".join(pieces) + content[last:]
+
+
+def on_page_content(content, page, config, files):
+    return mark_blocks(content, NOT_IN_BROWSER.get(page.file.src_uri, {}))
 
 
 @functools.cache
@@ -353,8 +360,10 @@ def package_wheel_bytes() -> tuple[str, bytes]:
     return name, buffer.getvalue()
 
 
-def on_post_build(config):
-    dest = Path(config.site_dir) / ASSETS
+def write_runtime(site_dir: Path) -> None:
+    """Write what Run downloads into the built site: the runtime, NumPy's wheel, the
+    package's wheel, and the manifest of their names and sizes."""
+    dest = Path(site_dir) / ASSETS
     dest.mkdir(parents=True, exist_ok=True)
     for name, data in served().items():
         (dest / name).write_bytes(data)
@@ -367,3 +376,7 @@ def on_post_build(config):
     manifest = {"wheels": [NUMPY_WHEEL, wheel], "files": files,
                 "download": sum(entry["bytes"] for entry in files.values())}
     (dest / "manifest.json").write_text(json.dumps(manifest), "utf8")
+
+
+def on_post_build(config):
+    write_runtime(Path(config.site_dir))

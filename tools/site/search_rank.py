@@ -93,16 +93,27 @@ def on_post_template(output_content, template_name, config):  # the 404 page
     return _use_wrapper(output_content)
 
 
-def on_post_build(config):
-    index = Path(config["site_dir"]) / "search" / "search_index.json"
+def rerank_index(site_dir: Path) -> None:
+    """The built site's search index, rewritten with each section's weight (rank_sections)."""
+    index = Path(site_dir) / "search" / "search_index.json"
     index.write_text(json.dumps(rank_sections(json.loads(index.read_text("utf8"))),
                                 separators=(",", ":")), "utf8")
-    workers = Path(config["site_dir"]) / "assets" / "javascripts" / "workers"
+
+
+def write_worker_wrapper(site_dir: Path, separator: str) -> None:
+    """The search worker's wrapper (WRAPPER): Material's worker, with lunr's query reader
+    splitting words at ``separator``, as the index does."""
+    workers = Path(site_dir) / "assets" / "javascripts" / "workers"
     (material,) = (p.name for p in workers.glob("search.*.min.js"))
-    separator = config["plugins"]["material/search"].config.separator
     (workers / WRAPPER).write_text(
         "// Material's search worker, with a query's words split where the index splits\n"
         "// them (tools/site/search_rank.py).\n"
         f"importScripts({json.dumps(material)});\n"
         f"self.lunr.QueryLexer.termSeparator = new RegExp({json.dumps(separator)});\n",
         "utf8")
+
+
+def on_post_build(config):
+    rerank_index(Path(config["site_dir"]))
+    write_worker_wrapper(Path(config["site_dir"]),
+                         config["plugins"]["material/search"].config.separator)
