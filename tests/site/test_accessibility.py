@@ -477,7 +477,9 @@ def focus_change(page, control) -> tuple[int, int]:
     assert control.evaluate("e => e.matches(':focus-visible')")
     after = Image.open(io.BytesIO(page.screenshot(clip=clip, animations="disabled")))
     changed = 0
-    for old, new in zip(before.convert("RGB").getdata(), after.convert("RGB").getdata()):
+    unfocused, focused = (image.convert("RGB").tobytes() for image in (before, after))
+    for at in range(0, len(unfocused), 3):  # one pixel: r, g, b
+        old, new = unfocused[at:at + 3], focused[at:at + 3]
         light, dark = sorted((luminance(old), luminance(new)), reverse=True)
         changed += (light + 0.05) / (dark + 0.05) >= 3
     return changed, round(2 * (box["width"] + box["height"]))
