@@ -55,11 +55,22 @@
   if (typeof location$ !== "undefined") {
     location$.subscribe(function (url) { asked = new URL(url.href); });
   }
+  // At once when the page's container is swapped (before the next key press: a key that
+  // came between the swap and a later frame went to the logo), and again once Material
+  // has scrolled the new page into place (document$), without waiting for a frame.
+  new MutationObserver(function (records) {
+    var swapped = records.some(function (record) {
+      return Array.prototype.some.call(record.removedNodes, function (node) {
+        return node.nodeType === 1 && node.matches("[data-md-component=container]");
+      });
+    });
+    if (swapped) keepPlace();
+  }).observe(document.body, { childList: true });
   var loaded = false; // the first document$ is the page as it loaded, not a swap
   document$.subscribe(function () {
     if (loaded) {
       keepAddress();
-      requestAnimationFrame(keepPlace);
+      keepPlace();
     }
     loaded = true;
   });

@@ -402,12 +402,21 @@ def test_tab_goes_on_from_the_linked_section_after_instant_navigation_replaces_t
     page = seen.page
     settle(page)
     anchor = section_of_first_wide_table(page)
+    # What has the focus the moment the swap is done, before any frame or key press (an
+    # observer created after the site's runs after it): a key pressed then must not go
+    # to the logo either.
+    page.evaluate("""() => new MutationObserver(records => {
+        if (records.some(r => [...r.removedNodes].some(n => n.dataset?.mdComponent
+                                                        === 'container')))
+            window.focusAtSwap ??= document.activeElement.id || document.activeElement.tagName;
+        }).observe(document.body, {childList: true})""")
     old = page.evaluate_handle("""id => { const h = document.getElementById(id);
         h.scrollIntoView();
         location.hash = id;  // the fragment navigation: popstate, and Material's fetch
         history.replaceState({x: 0, y: scrollY}, '');  // the record of the scroll position
         return h; }""", anchor)
     page.wait_for_function("h => !h.isConnected", arg=old, timeout=30_000)  # replaced
+    assert page.evaluate("window.focusAtSwap") == anchor
     settle(page)
     page.keyboard.press("Tab")
     assert page.evaluate("id => document.activeElement.closest('h2, h3')?.id", anchor) == anchor, \
