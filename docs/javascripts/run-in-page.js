@@ -232,8 +232,9 @@
     const printed = block.printed;
     const cut = result.limit && result.printed > result.limit;
     // Compared with the page only when whole: a cut output is shown as it came.
+    // A block the page gives the reader to change ("Your turn") shows its output plainly.
     const comparable = result.ok && !block.stderr && expected !== null && printed.trim() &&
-                       !cut && !hasVerdict(printed);
+                       !cut && !hasVerdict(printed) && !("runYours" in block.el.dataset);
     if (comparable && outputMatches(expected, printed, block.band)) {
       block.out.replaceChildren(line("Printed the same as the page's Output above.",
                                      "run-same"));
@@ -272,7 +273,7 @@
       if (!block.loading) block.label.textContent = `Running… ${seconds()} s`;
     }, 250);
     const result = await send({ type: "run", page: page.key, code: codeOf(block),
-                                name: `<block ${block.index + 1}>` },
+                                name: block.name },
                               (stream, text) => onOutput(block, stream, text));
     clearInterval(clock);
     block.el.dataset.runSeconds = ((performance.now() - started) / 1000).toFixed(2);
@@ -358,14 +359,23 @@
     selection.addRange(range);
   }
 
+  // A last line left empty shows only if another newline follows it (in <pre>, a final
+  // newline ends a line, it does not start one): without it the caret goes up a line. So
+  // code that ends in a newline is shown with one more, which is not part of the code.
+  function shown(code) {
+    return code.endsWith("\n") ? code + "\n" : code;
+  }
+
+  function unshown(text) {
+    return text.endsWith("\n\n") ? text.slice(0, -1) : text;
+  }
+
   // Replace characters start..end of the block's code with text, the caret after it (or
   // the new text selected), and tell the page the block changed.
   function replace(el, start, end, text, select) {
-    const full = el.textContent;
+    const full = unshown(el.textContent); // the newline added for the caret comes off first
     const changed = full.slice(0, start) + text + full.slice(end);
-    // A last line left empty shows only if another newline follows it (in <pre>, a final
-    // newline ends a line, it does not start one): without it the caret goes up a line.
-    el.textContent = changed.endsWith("\n") ? changed + "\n" : changed;
+    el.textContent = shown(changed);
     if (select) selectOffsets(el, select[0], select[1]);
     else selectOffsets(el, start + text.length, start + text.length);
     el.dispatchEvent(new Event("input", { bubbles: true }));
@@ -457,6 +467,24 @@
     return note;
   }
 
+  // What a traceback calls each block: a name the reader can find on the page, the
+  // section's heading and the block's place in it (<block 2 under "5.2 Queries in chunks">),
+  // where a number counted over the whole page would be shown nowhere.
+  function nameBlocks(els) {
+    const headings = [...document.querySelectorAll("article :is(h1, h2, h3, h4)")];
+    const counts = new Map();
+    return els.map((el) => {
+      const heading = headings.filter((h) =>
+        h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+      const n = (counts.get(heading) || 0) + 1;
+      counts.set(heading, n);
+      if (!heading) return `<block ${n}>`;
+      const title = heading.cloneNode(true);
+      title.querySelectorAll(".headerlink").forEach((link) => link.remove());
+      return `<block ${n} under "${title.textContent.trim()}">`;
+    });
+  }
+
   function decorate() {
     const els = [...document.querySelectorAll("div.language-python[data-run-block]")];
     if (course.page && course.page.running) stop();
@@ -465,11 +493,12 @@
     const page = { key: location.pathname, blocks: [], running: null };
     course.page = page;
     if (course.worker) send({ type: "reset", page: page.key });  // a fresh visit, a fresh namespace
-    for (const el of els) {
+    const names = nameBlocks(els);
+    for (const [at, el] of els.entries()) {
       const index = Number(el.dataset.runBlock);
       const code = el.querySelector("code");
       const block = { el, index, code, original: code.innerHTML, status: "idle",
-                      runnable: !el.dataset.runNeeds, expected: null,
+                      runnable: !el.dataset.runNeeds, expected: null, name: names[at],
                       band: el.dataset.runBand === "any" ? Infinity
                         : Number(el.dataset.runBand || DEFAULT_BAND) };
       page.blocks.push(block);

@@ -50,3 +50,24 @@ def test_the_404_page_links_home_once_and_lists_the_chapters(built_site):
     assert "//" not in home and home.endswith("/")
     assert "<kbd>" not in html  # touch readers have no keyboard shortcuts
     assert len(re.findall(r'<li><a href="[^"]*chapters/ch\d\d-', html)) == len(chapters(ROOT))
+
+
+STR_METHOD = re.compile(r"\.(?:[lr]?strip|split|replace|startswith|endswith|lower|upper"
+                        r"|title|format|join|find|count)\(")
+
+
+def test_the_themes_templates_call_no_python_method():
+    """Material 9.8's successor renders templates with another engine (MiniJinja): a Python
+    string method in a template (``base_url.rstrip('/')``) works in Jinja only. The hooks
+    compute such values (course_nav.home_path)."""
+    for template in sorted((ROOT / "overrides").rglob("*.html")):
+        for tag in re.findall(r"\{[{%].*?[}%]\}", template.read_text("utf8"), re.S):
+            assert not STR_METHOD.search(tag), (template.name, tag)
+
+
+def test_the_home_path_is_the_site_urls_path_with_one_slash():
+    from tools.site.course_nav import home_path
+
+    assert home_path("https://x.github.io/course/") == "/course/"
+    assert home_path("https://x.github.io/course") == "/course/"
+    assert home_path("https://x.github.io") == home_path(None) == "/"

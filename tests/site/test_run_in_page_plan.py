@@ -1,12 +1,13 @@
 """Which blocks the reader's browser runs: decided from the code at build time."""
 
+import re
 import subprocess
 import sys
 
 import pytest
 
 from tests.support import ROOT
-from tools.site.run_in_page import browser_plan, fence_bands
+from tools.site.run_in_page import browser_plan, fence_bands, mark_blocks
 
 
 def test_importing_a_missing_library_runs_and_using_it_does_not():
@@ -127,3 +128,13 @@ def test_each_python_blocks_band_reaches_the_browser_in_page_order():
     assert fence_bands(page, 3) == [None, "10", "any"]
     with pytest.raises(ValueError, match="2 Python blocks in the page's HTML, 3 in its"):
         fence_bands(page, 2)
+
+
+def test_the_block_after_a_your_turn_paragraph_is_the_readers():
+    """Only the block right after "Your turn ..." is marked: its output shows as it is."""
+    block = '<div class="language-python highlight"><pre><code>x = 1\n</code></pre></div>'
+    content = ("<p>Your turn: change it.</p>\n" + block + "<p>Then this.</p>" + block
+               + "<p>Your turn: and this.</p><p>No, not yet.</p>" + block)
+    marked = mark_blocks(content, {}, "```python\nx = 1\n```\n\n" * 3)
+    divs = re.findall(r'<div class="language-python highlight"[^>]*>', marked)
+    assert ["data-run-yours" in div for div in divs] == [True, False, False], divs

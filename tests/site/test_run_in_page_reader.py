@@ -98,6 +98,23 @@ def test_the_box_shows_nothing_the_same_or_a_diff(home):
     restore(page, 2)
 
 
+def test_a_block_the_page_gives_the_reader_shows_its_output_plainly(home):
+    """A "Your turn" block (marked data-run-yours by the build) invites a change: what the
+    reader's code prints is shown as it is, not as a diff against the page (issue 41)."""
+    page = home.page
+    page.evaluate("() => document.querySelector('div[data-run-block=\"2\"]')"
+                  ".dataset.runYours = ''")
+    run_block(page, 2)  # the page's code first: the blocks before it define `big`
+    edit(page, 2, "print(softmax(big))\nprint('one more line')")
+    run_block(page, 2)
+    shown = box(page, 2)
+    page.evaluate("() => delete document.querySelector('div[data-run-block=\"2\"]')"
+                  ".dataset.runYours")
+    restore(page, 2)
+    assert shown["shown"] == "text" and shown["title"] == "Output in your browser", shown
+    assert shown["text"] == "[0.665 0.245 0.09 ]\none more line\n", shown
+
+
 def test_running_an_earlier_block_again_marks_the_later_ones_out_of_date(home):
     page = home.page
     run_block(page, 2)
@@ -135,6 +152,27 @@ def test_the_editor_indents_keeps_indentation_and_lets_the_keyboard_out(home):
     restore(page, 1)
 
 
+def test_the_editors_keys_add_no_blank_lines_at_the_end(home):
+    """Each Tab or Enter rewrites the code; a last empty line needs one newline more to
+    show, and that newline was added again on every key: after 4 Tabs and 3 Enters the
+    block ended in 8 newlines (issue 41). The end stays as the first key left it."""
+    page = home.page
+    page.locator('[data-run-bar="1"] button', has_text="Edit").click()
+    code = page.locator('div[data-run-block="1"] code')
+    original = code.text_content()
+    page.keyboard.press("Control+Home")
+    page.keyboard.press("Enter")
+    first = code.text_content()
+    for key in ["Enter"] * 2 + ["Tab"] * 4:
+        page.keyboard.press(key)
+    text = code.text_content()
+    trailing = len(text) - len(text.rstrip("\n"))
+    assert trailing == len(first) - len(first.rstrip("\n")) <= 2, repr(text[-20:])
+    assert text.rstrip("\n") == "\n" * 3 + "    " * 4 + original.rstrip("\n"), repr(text[:40])
+    page.keyboard.press("Escape")
+    restore(page, 1)
+
+
 def test_output_streams_with_the_time_and_tracebacks_and_long_output_are_shown(home):
     page = home.page
     # Pyodide's time.sleep returns at once (it cannot block the worker): the block waits
@@ -157,7 +195,9 @@ def test_output_streams_with_the_time_and_tracebacks_and_long_output_are_shown(h
     run_block(page, 2)
     text = box(page, 2)["text"]
     assert status(page, 2) == "failed"
-    assert 'File "<block 3>", line 4, in <module>\n    f()' in text, text
+    # Named so the reader finds it: the page numbers neither blocks nor lines (issue 41).
+    assert ('File "<block 3 under \"How the pages are verified\">", line 4, in <module>\n'
+            '    f()') in text, text
     assert text.rstrip().endswith("ZeroDivisionError: division by zero")
     edit(page, 2, "for i in range(30_000):\n    print('0123456789')")
     run_block(page, 2)

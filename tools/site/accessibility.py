@@ -14,6 +14,10 @@ Material's footer escapes a page title twice in its ``aria-label`` ("Machine Lea
 &amp;amp; Engineering"), so the name read aloud differs from the visible text; the build
 undoes the second escape.
 
+Material's "Skip to content" link goes to the first heading of the table of contents: on a
+chapter, section x.1, past the title, what the chapter teaches, the introduction and the
+first code block. The build points it at the page's title, the top of the article.
+
 The browser tests audit the result with axe-core (tests/site/test_accessibility.py).
 """
 
@@ -34,6 +38,9 @@ FIGURES = "assets/figures/"
 _IMG = re.compile(r'<img\b[^>]*\bsrc="(?P<src>[^"#]*' + re.escape(FIGURES)
                   + r'(?P<name>[^"/#]+)\.svg)"[^>]*>')
 _ARIA_LABEL = re.compile(r'aria-label="[^"]*"')
+_SKIP = re.compile(r'<a href="[^"]*" class="md-skip">')
+_TITLE = re.compile(r'<article class="md-content__inner md-typeset">.*?<h1(?P<attrs>[^>]*)>', re.S)
+TITLE_ID = "__title"  # the page's title, when it has no id (Material's own are "__" too)
 
 
 def dark_name(name: str) -> str:
@@ -68,6 +75,19 @@ def fix_double_escaped_labels(html: str) -> str:
     return _ARIA_LABEL.sub(lambda m: m.group(0).replace("&amp;amp;", "&amp;"), html)
 
 
+def skip_to_the_title(html: str) -> str:
+    """Material's skip link pointed at the page's ``<h1>``, which gets an id if it has none."""
+    title = _TITLE.search(html)
+    if title is None or not _SKIP.search(html):
+        return html
+    named = re.search(r'\bid="([^"]+)"', title.group("attrs"))
+    if named is None:
+        at = title.start("attrs")
+        html = html[:at] + f' id="{TITLE_ID}"' + html[at:]
+    target = named.group(1) if named else TITLE_ID
+    return _SKIP.sub(f'<a href="#{target}" class="md-skip">', html, count=1)
+
+
 def write_theme_variants(site_dir: Path) -> list[Path]:
     """Rewrite every figure of the built site for the light theme and add its dark variant."""
     written = []
@@ -88,7 +108,7 @@ def on_page_content(html, page, config, files):
 
 
 def on_post_page(output, page, config):
-    return fix_double_escaped_labels(output)
+    return skip_to_the_title(fix_double_escaped_labels(output))
 
 
 def on_post_build(config):

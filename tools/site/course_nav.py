@@ -4,12 +4,15 @@ Each chapter line under ``Chapters:`` in mkdocs.yml (``- chapters/chNN-slug.md``
 title ``N. <its front-matter title>`` here, so a chapter added later is numbered without
 editing anything but its one nav line; and the chapter table of the home page (a
 ``<!-- chapter table -->`` line) is made from the same front matter, so it cannot go stale.
+The 404 page links home by ``config.extra.home``, the home page's path, computed here
+(so the template calls no Python string method a future theme's templates lack).
 """
 
 import html
 import re
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # mkdocs loads a hook by its path, not as part of the package
@@ -36,7 +39,15 @@ def chapter_entries(config) -> list[tuple[int, str, dict]]:
     return found
 
 
+def home_path(site_url: str | None) -> str:
+    """The home page's path from the server's root (``/attention-from-scratch/``): the
+    404 page is served at any depth, so its link home cannot be relative."""
+    path = urlsplit(site_url or "/").path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
 def on_config(config):
+    config.extra["home"] = home_path(config.site_url)
     numbered = {path: f"{number}. {meta.get('title', path)}"
                 for number, path, meta in chapter_entries(config)}
     for item in config.nav or []:

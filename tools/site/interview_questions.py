@@ -136,21 +136,30 @@ def questions_page(chapters: list[tuple[str, str]]) -> str:
     return INTRO + "\n" + "\n".join(sections)
 
 
+def check_questions(chapters: list[tuple[str, str]]) -> None:
+    """Raise ValueError if a chapter's questions are malformed, or one is asked twice in
+    the course. ``chapters``: (source path, Markdown) of each chapter."""
+    asked: dict[str, str] = {}
+    for src_uri, markdown in chapters:
+        if problems := question_problems(markdown):
+            raise ValueError(f"{src_uri}: " + "; ".join(problems))
+        for text in questions(markdown):
+            if anchor(text) in asked:
+                raise ValueError(f"{src_uri}: the question {text!r} is also asked in "
+                                 f"{asked[anchor(text)]}")
+            asked[anchor(text)] = src_uri
+
+
 def on_files(files, config):
     chapters = sorted(
         (f.src_uri, Path(f.abs_src_path).read_text("utf8"))
         for f in files.documentation_pages()
         if f.src_uri.startswith(CHAPTERS) and f.src_uri.endswith(".md")
     )
-    asked: dict[str, str] = {}
-    for src_uri, markdown in chapters:
-        if problems := question_problems(markdown):
-            raise PluginError(f"{src_uri}: " + "; ".join(problems))
-        for text in questions(markdown):
-            if anchor(text) in asked:
-                raise PluginError(f"{src_uri}: the question {text!r} is also asked in "
-                                  f"{asked[anchor(text)]}")
-            asked[anchor(text)] = src_uri
+    try:
+        check_questions(chapters)
+    except ValueError as error:
+        raise PluginError(str(error)) from None
     files.append(File.generated(config, PAGE, content=questions_page(chapters)))
     return files
 

@@ -16,6 +16,10 @@ import of anything else (PyTorch, Transformers, Matplotlib) still succeeds in th
 (the worker installs stand-in modules), so a block that only imports runs; a block that
 *uses* such a name, or a name bound by a block that could not run, says what it needs
 instead of offering Run, and keeps the output the tests checked.
+
+A block right after a paragraph that begins "Your turn" is the reader's to change: it is
+marked ``data-run-yours``, and what it prints in the browser is shown as it is, never as
+a difference from the page's Output.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
 
 PYTHON_BLOCK = re.compile(r'<div class="language-python highlight">(.*?)</code></pre></div>', re.S)
 TAG = re.compile(r"<[^>]+>")
+YOUR_TURN = re.compile(r"<p>Your turn\b(?:(?!<p>).)*</p>\s*$", re.S)  # just before a block
 
 
 def block_code(block_html: str) -> str:
@@ -264,27 +269,38 @@ def fence_bands(markdown: str, count: int) -> list[str | None]:
 FACTS = "<!-- run-in-page facts -->"  # a page's placeholder for what Run downloads and runs
 
 
-def on_page_content(content, page, config, files):
+def mark_blocks(content: str, skips: dict, markdown: str = "") -> str:
+    """A page's HTML with each Python block marked for run-in-page.js: its index
+    (``data-run-block``), why the browser cannot run it (``data-run-needs``), its fence's
+    band (``data-run-band``), and whether the page gives it to the reader to change
+    (``data-run-yours``); the facts sentence written where the page asks for it.
+    ``skips``: NOT_IN_BROWSER's entry for the page; ``markdown``: the page's source."""
     if FACTS in content:
         content = content.replace(FACTS, f"<p>{facts()}</p>")
     blocks = list(PYTHON_BLOCK.finditer(content))
     if not blocks:
         return content
-    skips = NOT_IN_BROWSER.get(page.file.src_uri, {})
     plan = browser_plan([block_code(b.group(1)) for b in blocks], skips)
     pieces, last = [], 0
-    bands = fence_bands(page.markdown or "", len(blocks))
+    bands = fence_bands(markdown, len(blocks))
     for index, (match, reason) in enumerate(zip(blocks, plan)):
         attrs = f'data-run-block="{index}"'
         if reason is not None:
             attrs += f' data-run-needs="{html.escape(reason)}"'
         if bands[index] is not None:
             attrs += f' data-run-band="{html.escape(bands[index])}"'
+        if YOUR_TURN.search(content, last, match.start()):
+            attrs += " data-run-yours"
         pieces += [content[last:match.start()],
                    f'<div class="language-python highlight" {attrs}>', match.group(1),
                    "</code></pre></div>"]
         last = match.end()
     return "".join(pieces) + content[last:]
+
+
+def on_page_content(content, page, config, files):
+    return mark_blocks(content, NOT_IN_BROWSER.get(page.file.src_uri, {}),
+                       page.markdown or "")
 
 
 @functools.cache
@@ -363,8 +379,10 @@ def package_wheel_bytes() -> tuple[str, bytes]:
     return name, buffer.getvalue()
 
 
-def on_post_build(config):
-    dest = Path(config.site_dir) / ASSETS
+def write_runtime(site_dir: Path) -> None:
+    """Write what Run downloads into the built site: the runtime, NumPy's wheel, the
+    package's wheel, and the manifest of their names and sizes."""
+    dest = Path(site_dir) / ASSETS
     dest.mkdir(parents=True, exist_ok=True)
     for name, data in served().items():
         (dest / name).write_bytes(data)
@@ -377,3 +395,7 @@ def on_post_build(config):
     manifest = {"wheels": [NUMPY_WHEEL, wheel], "files": files,
                 "download": sum(entry["bytes"] for entry in files.values())}
     (dest / "manifest.json").write_text(json.dumps(manifest), "utf8")
+
+
+def on_post_build(config):
+    write_runtime(Path(config.site_dir))
