@@ -5,9 +5,11 @@ The model is to write English, so it reads the pages' sentences: ``prose``
 drops what is not prose (the code and its printed output, display formulas,
 tables, HTML, snippet and figure lines).
 
-The held-out pages are whole pages, not random lines: lines of one page
-share its words, examples and code, so a line-level split would let the
-validation text leak into training. Batches are random windows of n + 1
+Held-out text is cut in whole pieces, not random lines: lines of one page
+share its words and examples, so a line-level split would let the
+validation text leak into training. ``cut`` splits a page's prose at line
+boundaries into contiguous pieces (chapter 7 holds out a tenth of each
+page, and a whole page besides). Batches are random windows of n + 1
 consecutive tokens of the training stream: the first n are the input, the
 last n the targets (each the token after its input).
 """
@@ -50,6 +52,20 @@ def prose(markdown):
 
 
 # --8<-- [start:corpus]
+def cut(text, *fractions):
+    """text in len(fractions) + 1 contiguous pieces, cut at the first line
+    boundary at or after each fraction (0 to 1, rising) of its length."""
+    if any(not 0 <= f <= 1 for f in fractions) or list(fractions) != sorted(
+            fractions):
+        raise ValueError(f"cut: fractions must rise within [0, 1], got "
+                         f"{fractions!r}")
+    ends = []
+    for f in fractions:
+        at = round(f * len(text))  # a cut just after a newline stays there
+        line_end = text.find("\n", at - 1) if at else -1
+        ends.append(at if at == 0 else len(text) if line_end < 0
+                    else line_end + 1)
+    return [text[a:b] for a, b in zip([0, *ends], [*ends, len(text)])]
 
 
 def check_windows(fn, ids, n, batch=1):
