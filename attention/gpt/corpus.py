@@ -51,7 +51,7 @@ def prose(markdown):
 # --8<-- [end:prose]
 
 
-# --8<-- [start:corpus]
+# --8<-- [start:cut]
 def cut(text, *fractions):
     """text in len(fractions) + 1 contiguous pieces, cut at the first line
     boundary at or after each fraction (0 to 1, rising) of its length."""
@@ -61,13 +61,15 @@ def cut(text, *fractions):
                          f"{fractions!r}")
     ends = []
     for f in fractions:
-        at = round(f * len(text))  # a cut just after a newline stays there
-        line_end = text.find("\n", at - 1) if at else -1
-        ends.append(at if at == 0 else len(text) if line_end < 0
-                    else line_end + 1)
+        at = round(f * len(text))
+        if at and text[at - 1] != "\n":  # inside a line: on to its end
+            at = text.find("\n", at) + 1 or len(text)
+        ends.append(at)
     return [text[a:b] for a, b in zip([0, *ends], [*ends, len(text)])]
+# --8<-- [end:cut]
 
 
+# --8<-- [start:corpus]
 def check_windows(fn, ids, n, batch=1):
     """ids as a 1-D int64 array holding a window of n + 1; n and batch
     positive integers. Float ids are refused, not truncated to integers."""
