@@ -89,7 +89,7 @@ def main(argv=None):
 
     tokenizer = run.BPETokenizer.from_files(run.SHIPPED)
     hf = ByteLevelBPETokenizer(str(run.SHIPPED / "vocab.json"), str(run.SHIPPED / "merges.txt"))
-    text = "".join((ROOT / "docs" / p).read_text("utf8") for p in run.TRAIN_PAGES)
+    text = "".join((ROOT / "docs" / p).read_text("utf8") for p in run.PAGES)
     if args.quick:
         text = text[:20_000]
 

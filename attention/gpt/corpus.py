@@ -5,9 +5,11 @@ The model is to write English, so it reads the pages' sentences: ``prose``
 drops what is not prose (the code and its printed output, display formulas,
 tables, HTML, snippet and figure lines).
 
-The held-out pages are whole pages, not random lines: lines of one page
-share its words, examples and code, so a line-level split would let the
-validation text leak into training. Batches are random windows of n + 1
+Held-out text is cut in whole pieces, not random lines: lines of one page
+share its words and examples, so a line-level split would let the
+validation text leak into training. ``cut`` splits a page's prose at line
+boundaries into contiguous pieces (chapter 7 holds out a tenth of each
+page, and a whole page besides). Batches are random windows of n + 1
 consecutive tokens of the training stream: the first n are the input, the
 last n the targets (each the token after its input).
 """
@@ -49,9 +51,25 @@ def prose(markdown):
 # --8<-- [end:prose]
 
 
+# --8<-- [start:cut]
+def cut(text, *fractions):
+    """text in len(fractions) + 1 contiguous pieces, cut at the first line
+    boundary at or after each fraction (0 to 1, rising) of its length."""
+    if any(not 0 <= f <= 1 for f in fractions) or list(fractions) != sorted(
+            fractions):
+        raise ValueError(f"cut: fractions must rise within [0, 1], got "
+                         f"{fractions!r}")
+    ends = []
+    for f in fractions:
+        at = round(f * len(text))
+        if at and text[at - 1] != "\n":  # inside a line: on to its end
+            at = text.find("\n", at) + 1 or len(text)
+        ends.append(at)
+    return [text[a:b] for a, b in zip([0, *ends], [*ends, len(text)])]
+# --8<-- [end:cut]
+
+
 # --8<-- [start:corpus]
-
-
 def check_windows(fn, ids, n, batch=1):
     """ids as a 1-D int64 array holding a window of n + 1; n and batch
     positive integers. Float ids are refused, not truncated to integers."""

@@ -2,9 +2,10 @@
 
 Deterministic for a seed on one machine: the tokenizer, the batches and the
 dropout masks are all seeded. It writes ``attention/gpt/shipped/``:
-``vocab.json`` and ``merges.txt``, ``tokens.npz`` (the training and
-validation token ids), ``model.npz`` (the checkpoint, float16) and
-``log.json``. They belong together (the model's embedding rows are the
+``vocab.json`` and ``merges.txt``, ``tokens.npz`` (the token ids of the
+training text, of the slice of it scored as the training loss, of the
+held-out slice and of the held-out page), ``model.npz`` (the checkpoint,
+float16) and ``log.json``. They belong together (the model's embedding rows are the
 tokenizer's ids), so the run writes them into a staging folder beside
 ``shipped/`` and only at the end renames them in, ``log.json`` last: a run
 stopped part way (Ctrl-C during minutes of training) leaves the previous set
@@ -25,7 +26,7 @@ import numpy as np
 
 from attention.gpt.bpe import BPETokenizer, train_bpe
 from attention.gpt.checkpoint import load_checkpoint, save_checkpoint
-from attention.gpt.corpus import prose
+from attention.gpt.corpus import cut, prose
 from attention.gpt.tokenizer_files import save_tokenizer
 from attention.gpt.training import TrainConfig, evaluate, train
 from attention.model import ModelConfig, init_params
@@ -33,20 +34,25 @@ from attention.parameters import count_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = Path(__file__).resolve().parent / "shipped"
-# The prose of the home page and of chapters 1 to 6 and 8 to 11 trains (not
-# chapter 7's: it quotes this model); the article, which retells chapter 2
-# in its own words, is held out.
-TRAIN_PAGES = ("index.md", "chapters/ch01-foundations.md",
-               "chapters/ch02-self-attention.md",
-               "chapters/ch03-transformer-block.md",
-               "chapters/ch04-generation.md",
-               "chapters/ch05-attention-at-scale.md",
-               "chapters/ch06-backpropagation.md",
-               "chapters/ch08-long-contexts.md",
-               "chapters/ch09-smaller-caches-steadier-logits.md",
-               "chapters/ch10-linear-attention.md",
-               "chapters/ch11-serving.md")
-VAL_PAGES = ("blog/posts/self-attention-numpy.md",)
+# The prose of the home page and of chapters 1 to 6 and 8 to 11 (not chapter
+# 7's: it quotes this model). Of each page, the tenth from halfway on
+# (HELD_OUT, cut at line boundaries) is held out: text of the kind the model
+# trains on. The tenth before it (PROBE) is trained on; scored without
+# dropout, it is the training loss beside the held-out one. The article,
+# which retells chapter 2 in its own words, is held out whole (BLOG_PAGES):
+# a page of another kind.
+PAGES = ("index.md", "chapters/ch01-foundations.md",
+         "chapters/ch02-self-attention.md",
+         "chapters/ch03-transformer-block.md",
+         "chapters/ch04-generation.md",
+         "chapters/ch05-attention-at-scale.md",
+         "chapters/ch06-backpropagation.md",
+         "chapters/ch08-long-contexts.md",
+         "chapters/ch09-smaller-caches-steadier-logits.md",
+         "chapters/ch10-linear-attention.md",
+         "chapters/ch11-serving.md")
+PROBE, HELD_OUT = (0.4, 0.5), (0.5, 0.6)  # shares of each page's prose
+BLOG_PAGES = ("blog/posts/self-attention-numpy.md",)
 VOCAB_SIZE = 1024
 MODEL = ModelConfig(vocab_size=VOCAB_SIZE, d_model=128, n_layers=3,
                     n_heads=4, max_positions=128)
@@ -83,48 +89,62 @@ def main(model=MODEL, tc=TRAIN, out=SHIPPED):
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def split_pages(pages):
+    """{"train", "probe", "val", "blog": text}: see PAGES above."""
+    parts = {"train": [], "probe": [], "val": []}
+    for name in PAGES:
+        head, probe, held, tail = cut(pages[name], *PROBE, HELD_OUT[1])
+        parts["train"].append(head + probe + tail)
+        parts["probe"].append(probe)
+        parts["val"].append(held)
+    texts = {part: "".join(texts) for part, texts in parts.items()}
+    return texts | {"blog": "".join(pages[p] for p in BLOG_PAGES)}, parts
+
+
 def _run(model, tc, out):
     """The tokenizer, the tokens, the training run, the checkpoint and the
     log, written into the (staging) folder out."""
     pages = {name: prose((ROOT / "docs" / name).read_text("utf8"))
-             for name in TRAIN_PAGES + VAL_PAGES}
+             for name in PAGES + BLOG_PAGES}
+    texts, parts = split_pages(pages)
     start = time.perf_counter()
-    vocab, merges = train_bpe([pages[p] for p in TRAIN_PAGES], VOCAB_SIZE)
+    vocab, merges = train_bpe(parts["train"], VOCAB_SIZE)
     save_tokenizer(out, vocab, merges)
     tokenizer = BPETokenizer(vocab, merges)
-    train_text = "".join(pages[p] for p in TRAIN_PAGES)
-    val_text = "".join(pages[p] for p in VAL_PAGES)
-    train_ids = np.array(tokenizer.encode(train_text), dtype=np.uint16)
-    val_ids = np.array(tokenizer.encode(val_text), dtype=np.uint16)
+    ids = {part: np.array(tokenizer.encode(text), dtype=np.uint16)
+           for part, text in texts.items()}
     with open(out / "tokens.npz", "wb") as f:
-        np.savez_compressed(f, train=train_ids, val=val_ids)
+        np.savez_compressed(f, **ids)
     print(f"tokenizer: {len(merges)} merges in "
-          f"{time.perf_counter() - start:.0f} s; {len(train_ids)} training "
-          f"and {len(val_ids)} validation tokens", flush=True)
+          f"{time.perf_counter() - start:.0f} s; tokens: " + ", ".join(
+              f"{len(v)} {k}" for k, v in ids.items()), flush=True)
 
     params = init_params(model, np.random.default_rng(tc.seed),
                          dtype=np.float32)
     n_params = count_parameters(model)["total"]
 
-    def report(step, loss, val):
-        print(f"step {step:4d}  loss {loss:.3f}  val {val:.3f}", flush=True)
+    def report(step, loss, losses):
+        print(f"step {step:4d}  loss {loss:.3f}  " + "  ".join(
+            f"{k} {v:.3f}" for k, v in losses.items()), flush=True)
 
-    log = train(params, model, tc, train_ids.astype(np.int64),
-                val_ids.astype(np.int64), report=report)
+    evals = {"train": ids["probe"], "val": ids["val"], "blog": ids["blog"]}
+    evals = {k: v.astype(np.int64) for k, v in evals.items()}
+    log = train(params, model, tc, ids["train"].astype(np.int64), evals,
+                report=report)
     save_checkpoint(out / "model.npz", params, model)
     saved, _ = load_checkpoint(out / "model.npz")  # float16, back to float32
     log |= {
-        "model": asdict(model), "train": asdict(tc),
-        "train_pages": TRAIN_PAGES, "val_pages": VAL_PAGES,
-        "train_bytes": len(train_text.encode()), "val_bytes":
-        len(val_text.encode()), "train_tokens": len(train_ids),
-        "val_tokens": len(val_ids), "parameters": n_params,
-        "flops_6ND": 6 * n_params * log["tokens"],
-        "checkpoint_val_loss": evaluate(saved, model, val_ids.astype(
-            np.int64), tc.context)}
+        "model": asdict(model), "train": asdict(tc), "pages": PAGES,
+        "probe": PROBE, "held_out": HELD_OUT, "blog_pages": BLOG_PAGES,
+        "bytes": {k: len(v.encode()) for k, v in texts.items()},
+        "n_tokens": {k: len(v) for k, v in ids.items()},
+        "parameters": n_params, "flops_6ND": 6 * n_params * log["tokens"],
+        "checkpoint_losses": {k: evaluate(saved, model, v, tc.context)
+                              for k, v in evals.items()}}
     (out / "log.json").write_text(json.dumps(log), "utf8")
     print(f"{log['seconds']:.0f} s, {log['tokens_per_second']:.0f} tokens/s, "
-          f"checkpoint val loss {log['checkpoint_val_loss']:.4f}")
+          f"checkpoint losses " + ", ".join(
+              f"{k} {v:.4f}" for k, v in log["checkpoint_losses"].items()))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The training loop of a GPT: micro-batches, dropout, gradient
 accumulation, clipping, AdamW over decay groups, a warm-up/cosine schedule,
-evaluation on held-out windows, and a log of all of it.
+evaluation without dropout (on held-out text and on a slice of the training
+text), and a log of all of it.
 
 Gradient accumulation: the loss of a batch is the mean over its tokens, so
 the gradient of a batch of k equal micro-batches is the mean of their
@@ -134,9 +135,18 @@ def evaluate(params, config, ids, n, *, batch=16):
     return total / len(inputs)
 
 
-def train(params, config, tc, train_ids, val_ids, *, report=None):
-    """Train params in place; returns the log (losses, evaluations, time)."""
-    for name, ids in (("train_ids", train_ids), ("val_ids", val_ids)):
+def train(params, config, tc, train_ids, evals, *, report=None):
+    """Train params in place; returns the log (losses, evaluations, time).
+
+    evals: {name: token ids} scored with ``evaluate`` every tc.eval_every
+    steps, without dropout: held-out text, and a slice of the training text
+    (its loss without dropout, which the dropout-noisy step losses are not).
+    """
+    if not isinstance(evals, dict) or not evals:
+        raise ValueError(f"train: evals must be a non-empty dict of name: "
+                         f"token ids, got {type(evals).__name__}")
+    for name, ids in (("train_ids", train_ids), *(
+            (f"evals[{k!r}]", v) for k, v in evals.items())):
         check_windows(f"train ({name})", ids, tc.context)  # before any step
     rng = np.random.default_rng(tc.seed)
     groups = decay_groups(params)
@@ -150,11 +160,12 @@ def train(params, config, tc, train_ids, val_ids, *, report=None):
         log["lr"].append(lr)
         log["grad_norm"].append(norm)
         if (step + 1) % tc.eval_every == 0 or step + 1 == tc.steps:
-            val = evaluate(params, config, val_ids, tc.context)
-            log["evals"].append({"step": step + 1, "val_loss": val,
+            losses = {name: evaluate(params, config, ids, tc.context)
+                      for name, ids in evals.items()}
+            log["evals"].append({"step": step + 1, "losses": losses,
                                  "seconds": time.perf_counter() - start})
             if report is not None:
-                report(step + 1, loss, val)
+                report(step + 1, loss, losses)
     seconds = time.perf_counter() - start
     tokens = tc.steps * tc.accumulation * tc.batch_size * tc.context
     log |= {"seconds": seconds, "tokens": tokens,

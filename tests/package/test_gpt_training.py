@@ -31,7 +31,7 @@ from attention.gpt.baselines import bigram_loss, unigram_loss
 from attention.gpt.clipping import clip_by_global_norm
 from attention.gpt.checkpoint import (config_from_json, config_to_json,
                                      load_checkpoint, save_checkpoint)
-from attention.gpt.corpus import random_windows
+from attention.gpt.corpus import cut, random_windows
 from attention.gpt.dropout import dropout_mask, dropout_masks
 from attention.gpt.evaluation import evaluate_strided
 from attention.gpt.schedule import warmup_cosine
@@ -255,7 +255,7 @@ def test_short_training_run_falls_and_equals_pytorch():
     text = np.tile(rng.integers(0, vocab, 40), 20)  # a repeating "corpus"
     tc = TrainConfig(steps=24, batch_size=2, accumulation=2, context=n, lr=1e-2,
                      min_lr=1e-3, warmup=5, dropout=0.0, eval_every=10, seed=7)
-    log = train(params, config, tc, text, text[:200])
+    log = train(params, config, tc, text, {"val": text[:200]})
 
     model.train()  # no dropout: all its probabilities are 0
     decay = [p for p in model.parameters() if p.ndim >= 2]
@@ -300,7 +300,7 @@ def test_training_settings_out_of_range_raise_naming_the_field(field, value):
 def test_a_run_may_be_all_warm_up_even_of_one_step(steps):
     _, params, config = tiny_gpt2()
     tc = TrainConfig(steps=steps, warmup=steps, batch_size=2, context=8, eval_every=1)
-    log = train(params, config, tc, np.arange(40) % VOCAB, np.arange(20) % VOCAB)
+    log = train(params, config, tc, np.arange(40) % VOCAB, {"val": np.arange(20) % VOCAB})
     assert abs(log["lr"][-1] - tc.lr) <= 1e-15 * tc.lr and len(log["evals"]) == steps
     with pytest.raises(ValueError, match=rf"TrainConfig: warmup must lie in \[1, {steps}\]"):
         TrainConfig(steps=steps, warmup=steps + 1)
@@ -311,11 +311,52 @@ def test_train_checks_its_token_streams_before_any_step():
     before = {k: v.copy() for k, v in params.items()}
     tc = TrainConfig(steps=4, warmup=1, batch_size=2, context=8, eval_every=2)
     ids = np.arange(40) % VOCAB
-    with pytest.raises(ValueError, match=r"train \(val_ids\): 5 tokens hold no window of 8"):
-        train(params, config, tc, ids, ids[:5])
+    with pytest.raises(ValueError, match=r"train \(evals\['val'\]\): 5 tokens hold no window of 8"):
+        train(params, config, tc, ids, {"train": ids, "val": ids[:5]})
     with pytest.raises(ValueError, match=r"train \(train_ids\): ids must be a 1-D"):
-        train(params, config, tc, ids / 2, ids)
+        train(params, config, tc, ids / 2, {"val": ids})
+    with pytest.raises(ValueError, match="train: evals must be a non-empty dict of name: token ids, "
+                       "got ndarray"):
+        train(params, config, tc, ids, ids)
     assert all(np.array_equal(params[k], before[k]) for k in params)  # no step taken
+
+
+def test_train_scores_each_named_text_without_dropout_at_each_evaluation():
+    """Issue 39 (overclaim 4): the step losses carry dropout's noise, so the training loss
+    beside the held-out one is an evaluation without dropout, as the held-out one is."""
+    _, params, config = tiny_gpt2()
+    ids = np.random.default_rng(8).integers(0, VOCAB, 300)
+    tc = TrainConfig(steps=4, warmup=1, batch_size=2, context=8, eval_every=2, dropout=0.5)
+    log = train(params, config, tc, ids, {"train": ids[:100], "val": ids[200:]})
+    assert [e["step"] for e in log["evals"]] == [2, 4]
+    assert list(log["evals"][-1]["losses"]) == ["train", "val"]
+    for name, part in (("train", ids[:100]), ("val", ids[200:])):  # the final weights
+        assert log["evals"][-1]["losses"][name] == evaluate(params, config, part, 8)
+
+
+def test_cut_splits_at_line_boundaries_into_pieces_that_rejoin():
+    text = "".join(f"line {i:02}\n" for i in range(20))  # 8 characters a line
+    pieces = cut(text, 0.4, 0.5, 0.6)
+    assert "".join(pieces) == text and all(p.endswith("\n") for p in pieces)
+    assert [len(p) // 8 for p in pieces] == [8, 2, 2, 8]
+    assert [len(p) // 8 for p in cut(text, 0.41, 0.5)] == [9, 1, 10]  # the next boundary
+    assert cut(text, 0, 1) == ["", text, ""]
+    assert cut("no newline", 0.5) == ["no newline", ""]
+    with pytest.raises(ValueError, match=r"cut: fractions must rise within \[0, 1\], got \(0.6, 0.5\)"):
+        cut(text, 0.6, 0.5)
+
+
+def test_the_held_out_tenth_of_each_page_is_not_trained_on_and_the_probe_is():
+    from attention.gpt import run
+    pages = {name: "".join(f"{name} {i:03}\n" for i in range(100))  # lines of one length
+             for name in run.PAGES + run.BLOG_PAGES}
+    texts, _ = run.split_pages(pages)
+    for name in run.PAGES:
+        lines = pages[name].splitlines(keepends=True)
+        assert "".join(lines[50:60]) in texts["val"] and lines[55] not in texts["train"]
+        assert "".join(lines[40:50]) in texts["probe"] and lines[45] in texts["train"]
+        assert lines[0] + lines[39] + lines[60] + lines[99] not in texts["val"]
+    assert texts["blog"] == pages[run.BLOG_PAGES[0]] and run.BLOG_PAGES[0] not in texts["train"]
 
 
 def test_checkpoint_round_trips_and_rejects_a_mismatched_config(tmp_path):
@@ -555,11 +596,14 @@ def test_baselines_refuse_ids_outside_the_vocabulary_by_name(fn, train_ids, val_
         fn(train_ids, val_ids, 4)
 
 
-def test_shipped_checkpoint_validation_loss_equals_its_log():
+def test_shipped_checkpoint_losses_equal_its_log():
     from attention.gpt import run
     tokenizer, params, config, tokens, log = run.shipped()
-    loss = evaluate(params, config, tokens["val"], log["train"]["context"])
-    assert abs(loss - log["checkpoint_val_loss"]) <= 1e-5 * loss
+    for name, ids in (("train", tokens["probe"]), ("val", tokens["val"]),
+                      ("blog", tokens["blog"])):
+        loss = evaluate(params, config, ids, log["train"]["context"])
+        assert abs(loss - log["checkpoint_losses"][name]) <= 1e-5 * loss, name
+        assert len(ids) == log["n_tokens"][name if name != "train" else "probe"]
     assert (run.SHIPPED / "model.npz").stat().st_size <= 4 * 2**20  # float16, <= 4 MB
 
 

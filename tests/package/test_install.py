@@ -29,7 +29,7 @@ tokenizer, params, config, tokens, log = shipped()
 figure = compute("ch07-attention-head", {"prompt": "The attention weights"})
 print(json.dumps({"module": attention.__file__, "vocab": len(tokenizer.vocab),
                   "rows": params["embed.tokens"].shape[0], "val": len(tokens["val"]),
-                  "val_tokens": log["val_tokens"], "summary": figure["summary"]}))
+                  "val_tokens": log["n_tokens"]["val"], "summary": figure["summary"]}))
 """
 
 
