@@ -1,8 +1,13 @@
 """Chapter 11's speeds, side by side in one process: the package's cached ``generate``
 against Hugging Face ``generate`` on the CPU, for a GPT-2-small-shaped model with random
 float32 weights (the same weights in both, the same greedy tokens checked), batch 1 and
-batch 8; and speculative decoding's speed-up over plain ``generate`` with a draft made
-of the target's own first two blocks (a layer-skipping draft: no second model to train).
+batch 8; and speculative decoding's speed-up over plain ``generate``, twice: with a
+draft made of the target's own first two blocks on random weights (a layer-skipping draft:
+its acceptance is an artifact, random weights repeat one or two tokens), and on chapter
+7's trained model and its held-out page with a draft of no weights (prompt lookup and a
+trigram table of the training tokens, ``NgramDraft``), beside the speed-up Leviathan et
+al. (2023, section 3.5: Eq. 1 and Theorem 3.8) predict from the acceptance and the
+measured costs. The load average is printed beside every ratio.
 
     python benchmarks/serving.py            -> benchmarks/serving.{json,md}
     python benchmarks/serving.py --quick    a tiny model, seconds
@@ -32,9 +37,15 @@ from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict  # noqa: E402
 from attention.generation import generate  # noqa: E402
-from attention.speculative import speculative_generate  # noqa: E402
+from attention.gpt.run import shipped  # noqa: E402
+from attention.kv_cache import KVCache  # noqa: E402
+from attention.model import forward  # noqa: E402
+from attention.speculative import (NgramDraft, speculate,  # noqa: E402
+                                   speculative_generate)
 
 PROMPT, NEW, N_DRAFT, DRAFT_LAYERS = 16, 32, 4, 2
+# chapter 7's model: prompts from its held-out page, 128 positions in all
+T_PROMPTS, T_PROMPT, T_NEW, T_DRAFT = 8, 32, 64, 4
 
 
 def models(quick):
@@ -55,6 +66,80 @@ def layer_skip_draft(params, config, n_layers):
     keep = {k: v for k, v in params.items() if not k.startswith("blocks.")
             or int(k.split(".")[1]) < n_layers}
     return keep, replace(config, n_layers=n_layers)
+
+
+def load():
+    return round(os.getloadavg()[0], 2)
+
+
+def trained_speculation(rounds, quick):
+    """Greedy speculation on chapter 7's trained model (float32) with an
+    n-gram draft, against its plain cached ``generate``: the speed-up, the
+    acceptance, and the costs that predict the speed-up."""
+    _, params, config, tokens, _ = shipped()
+    draft = NgramDraft(tokens["train"], config.vocab_size)
+    val, n = tokens["val"], 2 if quick else T_PROMPTS
+    prompts = [val[s:s + T_PROMPT] for s in
+               np.linspace(0, len(val) - T_PROMPT, n).astype(int)]
+
+    def plain():
+        return [generate(params, config, p, max_new_tokens=T_NEW)[0]
+                for p in prompts]
+
+    def spec():
+        return [speculate(params, config, draft, p, max_new_tokens=T_NEW,
+                          n_draft=T_DRAFT) for p in prompts]
+
+    runs = spec()
+    same = all(np.array_equal(ids, ref) for (ids, _), ref in zip(runs, plain()))
+    stats = {k: sum(r[1][k] for r in runs) for k in runs[0][1]}
+    alpha = stats["accepted"] / (stats["accepted"] + stats["rejected"])
+    load_before = load()
+    times = alternate({"speculate": spec, "generate": plain}, rounds)
+    result = {"prompts": len(prompts), "prompt": T_PROMPT, "new_tokens": T_NEW,
+              "n_draft": T_DRAFT, "stats": stats, "same_tokens": same,
+              "acceptance": alpha,
+              "tokens_per_target_call": (stats["accepted"]
+                                         + stats["target_calls"])
+              / stats["target_calls"],
+              "seconds": times,
+              "speedup": times["generate"] / times["speculate"],
+              "load": [load_before, load()]}
+    result.update(costs(params, config, draft, prompts[0], rounds, alpha))
+    return result
+
+
+def costs(params, config, draft, prompt, rounds, alpha):
+    """A draft guess and a verifying call of T_DRAFT + 1 tokens, each in
+    target steps (one cached token), and the predicted speed-ups:
+    (1 - a^(g+1)) / ((1 - a)(g c + 1)) (Leviathan et al.'s Theorem 3.8,
+    verifying as costly as a step), and with the verification's measured
+    cost v in place of that 1."""
+    context = np.concatenate([prompt, prompt])  # (64,): a mid-length context
+    cache = KVCache(config.n_layers)
+    forward(params, config, context[None, :-T_DRAFT - 1], cache=cache)
+    start, repeat = len(cache), 50
+
+    def call(k):
+        def run():
+            for _ in range(repeat):
+                forward(params, config, context[None, start:start + k],
+                        cache=cache)
+                cache.crop(start)
+        return run
+
+    def guess():
+        for _ in range(repeat):
+            draft.distribution(context)
+
+    t = alternate({"step": call(1), "verify": call(T_DRAFT + 1),
+                   "draft": guess}, rounds)
+    c, v, g = t["draft"] / t["step"], t["verify"] / t["step"], T_DRAFT
+    tokens = (1 - alpha ** (g + 1)) / (1 - alpha)  # per round (Eq. 1)
+    return {"cost_draft_over_step": c, "cost_verify_over_step": v,
+            "predicted_speedup": tokens / (g * c + 1),
+            "predicted_speedup_measured_verify": tokens / (g * c + v),
+            "expected_tokens_per_call": tokens}
 
 
 def main(argv=None):
@@ -103,6 +188,7 @@ def main(argv=None):
         "acceptance": stats["accepted"] / (stats["accepted"] + stats["rejected"]),
         "tokens_per_target_call": NEW / stats["target_calls"],
         "seconds": times, "speedup": times["generate"] / times["speculative"]}
+    result["speculative_trained"] = trained_speculation(args.rounds, args.quick)
     result["load_average_end"] = os.getloadavg()[0]
 
     stem = "serving-quick" if args.quick else "serving"
@@ -124,6 +210,24 @@ def main(argv=None):
            f"| tokens per target call | {s['tokens_per_target_call']:.2f} |\n"
            f"| speed-up over generate | {s['speedup']:.2f} |\n"
            f"| same tokens as generate | {s['same_tokens']} |\n")
+    t = result["speculative_trained"]
+    md += (f"\n| speculative, batch 1, chapter 7's trained model, "
+           f"{t['prompts']} held-out prompts of {t['prompt']} + {t['new_tokens']}"
+           f" tokens, draft: prompt lookup and a trigram table, {t['n_draft']} "
+           f"drafted a round | value |\n|---|---|\n"
+           f"| acceptance rate | {t['acceptance']:.2f} |\n"
+           f"| tokens per target call | {t['tokens_per_target_call']:.2f} |\n"
+           f"| a draft guess, in target steps (c) | "
+           f"{t['cost_draft_over_step']:.3f} |\n"
+           f"| a verifying call of {t['n_draft'] + 1} tokens, in target steps | "
+           f"{t['cost_verify_over_step']:.2f} |\n"
+           f"| predicted speed-up (Leviathan et al., verifying = 1 step) | "
+           f"{t['predicted_speedup']:.2f} |\n"
+           f"| predicted speed-up, the verifying call's measured cost | "
+           f"{t['predicted_speedup_measured_verify']:.2f} |\n"
+           f"| measured speed-up over generate | {t['speedup']:.2f} "
+           f"(load {t['load'][0]:.1f} to {t['load'][1]:.1f}) |\n"
+           f"| same tokens as generate | {t['same_tokens']} |\n")
     (out / f"{stem}.md").write_text(md)
     print(md)
     return result

@@ -5,6 +5,9 @@
   exact distribution of every continuation, by enumeration over a vocabulary of 5, ==
   the target's (<= 1e-12) with temperature, top-k and top-p, the bonus token included;
   ``accept_or_reject``'s sampled blocks follow the enumerated round (a chi-square bound).
+  With a draft of no weights (``NgramDraft``: prompt lookup and an n-gram table), the
+  same enumeration (<= 1e-12) and, on chapter 7's trained model (float64) and its
+  held-out page, greedy tokens == ``generate``.
 - Paged KV cache: logits through block tables == full recomputation (<= 1e-12 relative)
   for ragged lengths and every block size from 1 to 8; the block-table gather == the
   contiguous keys exactly; prefix sharing by reference counts and copy-on-write gives
@@ -33,7 +36,10 @@ from attention.serving.paged import (BlockPool, PagedKVCache, PagedSequence,
 from attention.serving.speculative import accept_or_reject
 from attention.serving.split_kv import (chunk_attention, merge_chunks,
                                         split_kv_attention)
-from attention.speculative import speculative_generate
+from attention.gpt.checkpoint import load_checkpoint
+from attention.gpt.run import SHIPPED
+from attention.serving.drafts import NgramDraft
+from attention.speculative import speculate, speculative_generate
 
 TOL = 1e-12
 TARGET = ModelConfig(arch="llama", vocab_size=40, d_model=24, n_layers=2,
@@ -151,6 +157,80 @@ def test_sampled_rounds_follow_the_enumerated_round(tiny):
     chi2 = sum((counts.get(b, 0) - n * w) ** 2 / (n * w) for b, w in exact.items())
     dof = len(exact) - 1
     assert chi2 < dof + 6 * np.sqrt(2 * dof)  # about 6 standard deviations
+
+
+# Drafts without weights: prompt lookup and an n-gram table ---------------------------
+
+def test_the_ngram_draft_looks_up_the_prompt_then_backs_off():
+    draft = NgramDraft(np.array([0, 1, 2, 0, 1, 3, 0, 1, 3, 4]), 6, n=3)
+    # the last two tokens (0, 1) occur earlier: the latest is followed by 5
+    assert draft.guess(np.array([0, 1, 4, 0, 1, 5, 0, 1]))[0].tolist() == [5]
+    ids, counts = draft.guess(np.array([2, 0, 1]))  # no match: the table
+    assert ids.tolist() == [3, 2] and counts.tolist() == [2, 1]
+    # no (5, 4), no (4,): the unigram row, most frequent first, ties to the
+    # lower id
+    ids, counts = draft.guess(np.array([5, 4]))
+    assert ids.tolist() == [0, 1, 3, 2, 4] and counts.tolist() == [3, 3, 2, 1, 1]
+    no_lookup = NgramDraft(np.array([0, 1, 2, 0, 1, 3, 0, 1, 3]), 6,
+                           lookup=False)
+    assert no_lookup.guess(np.array([0, 1, 2, 0, 1]))[0].tolist() == [3, 2]
+    q = draft.distribution(np.array([2, 0, 1]), temperature=1.0)
+    assert np.allclose(q, [0, 0, 1 / 3, 2 / 3, 0, 0])
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=str)
+def test_an_ngram_draft_gives_every_continuation_the_targets_probability(
+        tiny, settings):
+    target, _ = tiny
+    draft = NgramDraft(np.random.default_rng(6).integers(0, 5, 40), 5)
+    p = model_distribution(target, TINY_T, **settings)
+
+    def q(prefix):
+        return draft.distribution(np.array(prefix), **settings)
+    want = target_distribution(p, (1, 3, 1), 3)
+    got = emitted_distribution(p, q, (1, 3, 1), 3, 2)
+    assert max(abs(got.get(c, 0.0) - want[c]) for c in want) <= TOL
+
+
+@pytest.fixture(scope="module")
+def trained():
+    params, config = load_checkpoint(SHIPPED / "model.npz", dtype=np.float64)
+    with np.load(SHIPPED / "tokens.npz") as data:
+        return params, config, data["train"], data["val"]
+
+
+def test_greedy_speculation_with_an_ngram_draft_is_generate_on_held_out_text(
+        trained):
+    params, config, train, val = trained
+    draft = NgramDraft(train, config.vocab_size)
+    for start in (0, 1000, 2000):
+        prompt = val[start:start + 24]
+        ids, stats = speculate(params, config, draft, prompt,
+                               max_new_tokens=30, n_draft=4)
+        assert np.array_equal(ids, generate(params, config, prompt,
+                                            max_new_tokens=30)[0])
+        assert stats["accepted"] + stats["target_calls"] == 30
+        assert stats["accepted"] > 0  # the held-out page repeats phrases
+
+
+def test_speculate_refuses_a_draft_that_cannot_propose(models):
+    target, _, _ = models
+    with pytest.raises(TypeError, match="draft must have"):
+        speculate(target, TARGET, {"blocks.0": 0}, [1, 2], max_new_tokens=3,
+                  n_draft=2)
+    with pytest.raises(ValueError, match="vocabulary"):
+        speculate(target, TARGET, NgramDraft([1, 2, 3], 41), [1, 2],
+                  max_new_tokens=3, n_draft=2)
+
+
+@pytest.mark.parametrize("args, match", [
+    (([1, 2], 0), "vocab_size"), (([1, 2], 4, 1), "n must be"),
+    (([1], 4), "at least n"), (([[1, 2, 3]], 4), "one dimension"),
+    (([1.0, 2.0, 3.0], 4), "integer ids"), (([1, 2, 9], 4), "0..3"),
+])
+def test_the_ngram_draft_refuses_bad_tokens_by_name(args, match):
+    with pytest.raises(ValueError, match=match):
+        NgramDraft(*args[:2], **({"n": args[2]} if len(args) > 2 else {}))
 
 
 @pytest.mark.parametrize("kwargs, match", [
