@@ -7,7 +7,10 @@ its acceptance is an artifact, random weights repeat one or two tokens), and on 
 7's trained model and its held-out page with a draft of no weights (prompt lookup and a
 trigram table of the training tokens, ``NgramDraft``), beside the speed-up Leviathan et
 al. (2023, section 3.5: Eq. 1 and Theorem 3.8) predict from the acceptance and the
-measured costs. The load average is printed beside every ratio.
+measured costs; and serve() on chapter 7's model with a cached system prompt against
+none, and with a long prompt's prefill in chunks against whole (work in tokens run
+through the model per step, time to the first token, the widest gap between two tokens
+of the requests decoding meanwhile). The load average is printed beside every ratio.
 
     python benchmarks/serving.py            -> benchmarks/serving.{json,md}
     python benchmarks/serving.py --quick    a tiny model, seconds
@@ -40,6 +43,8 @@ from attention.generation import generate  # noqa: E402
 from attention.gpt.run import shipped  # noqa: E402
 from attention.kv_cache import KVCache  # noqa: E402
 from attention.model import forward  # noqa: E402
+from attention.serving.batching import Request, serve  # noqa: E402
+from attention.serving.prefix import PrefixCache  # noqa: E402
 from attention.speculative import (NgramDraft, speculate,  # noqa: E402
                                    speculative_generate)
 
@@ -107,6 +112,64 @@ def trained_speculation(rounds, quick):
               "load": [load_before, load()]}
     result.update(costs(params, config, draft, prompts[0], rounds, alpha))
     return result
+
+
+def scheduling(rounds, quick):
+    """serve() on chapter 7's model (float32): a shared system prompt of
+    64 held-out tokens with and without a PrefixCache, and a mixed
+    workload with and without prefill_chunk; times alternate."""
+    _, params, config, tokens, _ = shipped()
+    val, n = tokens["val"], 3 if quick else 8
+
+    def system_prompted():
+        return [Request(2 * i, np.concatenate([val[:64], val[100 + 20 * i:
+                                                        108 + 20 * i]]), 16)
+                for i in range(n)]
+
+    def mixed():
+        return [Request(i, val[500 + 10 * i:504 + 10 * i], 32)
+                for i in range(4)] + [Request(4, val[1000:1096], 8)]
+
+    def run(make, **kw):
+        def go():
+            requests, work = make(), []
+            serve(params, config, requests, max_batch=5, n_blocks=64,
+                  block_size=8, work=work, **kw)
+            return requests, work
+        return go
+
+    out, load_before = {}, load()
+    prefix = PrefixCache()
+    cached, _ = run(system_prompted, prefix_cache=prefix)()
+    plain, _ = run(system_prompted)()
+    t = alternate({"cached": lambda: run(
+        system_prompted, prefix_cache=PrefixCache())(),
+        "plain": run(system_prompted)}, rounds)
+    out["prefix_cache"] = {
+        "requests": n, "system_prompt": 64, "seconds": t,
+        "speedup": t["plain"] / t["cached"],
+        "hit_rate": prefix.found / prefix.looked_up,
+        "same_tokens": all(a.tokens == b.tokens for a, b in zip(cached, plain)),
+        "load": [load_before, load()]}
+    load_before, runs = load(), {}
+    for chunk in (None, 16):
+        requests, work = run(mixed, prefill_chunk=chunk)()
+        long = requests[-1]
+        runs[chunk] = {
+            "first_token_steps": long.emitted[0] - long.arrival + 1,
+            "first_token_work": sum(work[long.arrival:long.emitted[0] + 1]),
+            "widest_gap_work": max(work[t] for r in requests[:4]
+                                   for t in r.emitted[1:]),
+            "tokens": [r.tokens for r in requests]}
+    same = runs[None].pop("tokens") == runs[16].pop("tokens")
+    t = alternate({"chunked": run(mixed, prefill_chunk=16),
+                   "whole": run(mixed)}, rounds)
+    out["chunked_prefill"] = {
+        "chunk": 16, "long_prompt": 96, "whole": runs[None], "chunked": runs[16],
+        "same_tokens": same,
+        "seconds": t, "time_chunked_over_whole": t["chunked"] / t["whole"],
+        "load": [load_before, load()]}
+    return out
 
 
 def costs(params, config, draft, prompt, rounds, alpha):
@@ -189,6 +252,7 @@ def main(argv=None):
         "tokens_per_target_call": NEW / stats["target_calls"],
         "seconds": times, "speedup": times["generate"] / times["speculative"]}
     result["speculative_trained"] = trained_speculation(args.rounds, args.quick)
+    result["scheduling"] = scheduling(args.rounds, args.quick)
     result["load_average_end"] = os.getloadavg()[0]
 
     stem = "serving-quick" if args.quick else "serving"
@@ -228,6 +292,22 @@ def main(argv=None):
            f"| measured speed-up over generate | {t['speedup']:.2f} "
            f"(load {t['load'][0]:.1f} to {t['load'][1]:.1f}) |\n"
            f"| same tokens as generate | {t['same_tokens']} |\n")
+    p, c = result["scheduling"]["prefix_cache"], result["scheduling"]["chunked_prefill"]
+    md += (f"\n| serve(), chapter 7's trained model | value |\n|---|---|\n"
+           f"| prefix cache, {p['requests']} requests sharing {p['system_prompt']} "
+           f"tokens: blocks found | {p['hit_rate']:.0%} |\n"
+           f"| prefix cache: speed-up over none | {p['speedup']:.2f} (load "
+           f"{p['load'][0]:.1f} to {p['load'][1]:.1f}) |\n"
+           f"| prompt of {c['long_prompt']} while 4 decode: first token, whole / "
+           f"chunks of {c['chunk']} | {c['whole']['first_token_steps']} / "
+           f"{c['chunked']['first_token_steps']} steps |\n"
+           f"| the decoding ones' widest gap, whole / chunked | "
+           f"{c['whole']['widest_gap_work']} / {c['chunked']['widest_gap_work']}"
+           f" tokens of work |\n"
+           f"| chunked prefill: time / whole | {c['time_chunked_over_whole']:.2f} "
+           f"(load {c['load'][0]:.1f} to {c['load'][1]:.1f}) |\n"
+           f"| same tokens (cache, chunks) | {p['same_tokens']}, "
+           f"{c['same_tokens']} |\n")
     (out / f"{stem}.md").write_text(md)
     print(md)
     return result

@@ -16,7 +16,11 @@
   blocks given on demand (preemption by recomputation) or reserved for each request's
   final length, and for a DeepSeek-V3 (MLA) model, whose pool pages the latent cache
   (``pool_for``); on a small pool, blocks on demand run more requests at once; a pool
-  sized for other keys is refused by name.
+  sized for other keys is refused by name. Chunked prefill (a long prompt in chunks while
+  others decode) and prefix caching by block (a shared system prompt found by its chained
+  block hashes, computed once; blocks only the cache holds given back when the pool runs
+  out) keep every request's tokens; chunks bound each step's work, and the cache saves
+  exactly its hit blocks' tokens.
 - Split-KV: the merge == full attention (<= 1e-12), fully masked chunks and rows
   included, for boolean and additive float masks and for no keys at all.
 """
@@ -29,6 +33,7 @@ from attention.generation import generate
 from attention.kv_cache import KVCache
 from attention.model import ModelConfig, forward, init_params
 from attention.serving.batching import Request, serve
+from attention.serving.prefix import PrefixCache
 from attention.serving.exact import (emitted_distribution, model_distribution,
                                      round_outcomes, target_distribution)
 from attention.serving.paged import (BlockPool, PagedKVCache, PagedSequence,
@@ -422,6 +427,90 @@ def test_serve_refuses_a_request_longer_than_the_cache(models):
     serve(target, TARGET, served, max_batch=2, n_blocks=8, block_size=4)
     with pytest.raises(ValueError, match="request 0 was served before"):
         serve(target, TARGET, served, max_batch=2, n_blocks=8, block_size=4)
+
+
+def assert_alone(params, config, batch):
+    for r in batch:
+        alone = generate(params, config, r.prompt, max_new_tokens=r.max_new_tokens)[0]
+        assert r.tokens == alone[len(r.prompt):].tolist()
+        assert len(r.emitted) == len(r.tokens)
+
+
+def mixed(seed):
+    """Four short requests decoding, then a prompt of 40 tokens arrives."""
+    rng = np.random.default_rng(seed)
+    short = [Request(i, rng.integers(0, 40, 3), 20) for i in range(4)]
+    return short + [Request(6, rng.integers(0, 40, 40), 5)]
+
+
+@pytest.mark.parametrize("policy", ["continuous", "static"])
+def test_chunked_prefill_keeps_the_tokens_and_bounds_each_steps_work(models, policy):
+    target, runs = models[0], {}
+    for chunk in (None, 8):
+        batch, work = mixed(12), []
+        steps = serve(target, TARGET, batch, max_batch=5, n_blocks=40, block_size=4,
+                      policy=policy, prefill_chunk=chunk, work=work)
+        assert_alone(target, TARGET, batch)
+        assert sum(steps) == sum(r.max_new_tokens for r in batch)
+        assert sum(work) == sum(len(r.prompt) + r.max_new_tokens - 1 for r in batch)
+        runs[chunk] = work, batch[-1]
+    (whole, long_whole), (chunked, long_chunked) = runs[None], runs[8]
+    assert max(whole) >= 40 and max(chunked) <= 8 + 5
+    if policy == "continuous":  # its prefill takes 5 steps of 8 tokens
+        assert long_chunked.emitted[0] - long_whole.emitted[0] == 4
+
+
+def test_chunked_prefill_under_preemption_keeps_the_tokens(models):
+    target = models[0]
+    batch = requests(11, n=14)
+    serve(target, TARGET, batch, max_batch=6, n_blocks=9, block_size=4, prefill_chunk=3)
+    assert_alone(target, TARGET, batch)
+    assert sum(r.preempted for r in batch) > 0
+
+
+def system_prompted(seed, n=6):
+    """n requests: the same system prompt of 13 tokens, then their own."""
+    rng = np.random.default_rng(seed)
+    system = rng.integers(0, 40, 13)
+    return [Request(2 * i, np.concatenate([system, rng.integers(0, 40, 1 + i % 4)]),
+                    6) for i in range(n)]
+
+
+@pytest.mark.parametrize("allocation", ["on_demand", "reserve"])
+def test_a_cached_system_prompt_is_not_computed_again(models, allocation):
+    target, work = models[0], {}
+    for cached in (False, True):
+        batch, prefix, w = system_prompted(13), PrefixCache() if cached else None, []
+        serve(target, TARGET, batch, max_batch=3, n_blocks=30, block_size=4,
+              prefix_cache=prefix, work=w, allocation=allocation)
+        assert_alone(target, TARGET, batch)
+        work[cached] = sum(w)
+    # 13 tokens: 3 full blocks; the first request computes them, the 5 others
+    # not (the one with 4 tokens of its own looks up a fourth block, not cached)
+    assert (prefix.looked_up, prefix.found) == (19, 15)
+    assert work[False] - work[True] == 15 * 4
+
+
+def test_the_prefix_cache_gives_blocks_back_when_the_pool_runs_out(models):
+    target, prefix = models[0], PrefixCache()
+    batch = system_prompted(14, n=8) + requests(15, n=8)
+    serve(target, TARGET, batch, max_batch=4, n_blocks=10, block_size=4,
+          prefix_cache=prefix, prefill_chunk=5)
+    assert_alone(target, TARGET, batch)
+    assert prefix.found > 0 and prefix.evicted > 0
+    assert sum(r.preempted for r in batch) > 0
+
+
+def test_a_prefix_cache_reused_across_pools_is_refused(models):
+    target, prefix = models[0], PrefixCache()
+    serve(target, TARGET, system_prompted(1, n=2), max_batch=2, n_blocks=12,
+          block_size=4, prefix_cache=prefix)
+    with pytest.raises(ValueError, match="prefix_cache must be a new PrefixCache"):
+        serve(target, TARGET, system_prompted(1, n=2), max_batch=2, n_blocks=12,
+              block_size=4, prefix_cache=prefix)
+    with pytest.raises(ValueError, match="prefill_chunk must be a positive"):
+        serve(target, TARGET, system_prompted(1, n=2), max_batch=2, n_blocks=12,
+              block_size=4, prefill_chunk=0)
 
 
 @pytest.mark.parametrize("policy", ["continuous", "static"])
