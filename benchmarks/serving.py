@@ -10,7 +10,9 @@ al. (2023, section 3.5: Eq. 1 and Theorem 3.8) predict from the acceptance and t
 measured costs; and serve() on chapter 7's model with a cached system prompt against
 none, and with a long prompt's prefill in chunks against whole (work in tokens run
 through the model per step, time to the first token, the widest gap between two tokens
-of the requests decoding meanwhile). The load average is printed beside every ratio.
+of the requests decoding meanwhile); and its greedy decoding with an int8 KV cache
+against the float one (bytes, logit drift, tokens, time). The load average is printed
+beside every ratio.
 
     python benchmarks/serving.py            -> benchmarks/serving.{json,md}
     python benchmarks/serving.py --quick    a tiny model, seconds
@@ -45,6 +47,7 @@ from attention.kv_cache import KVCache  # noqa: E402
 from attention.model import forward  # noqa: E402
 from attention.serving.batching import Request, serve  # noqa: E402
 from attention.serving.prefix import PrefixCache  # noqa: E402
+from attention.serving.quantized import Int8KVCache  # noqa: E402
 from attention.speculative import (NgramDraft, speculate,  # noqa: E402
                                    speculative_generate)
 
@@ -172,6 +175,36 @@ def scheduling(rounds, quick):
     return out
 
 
+def int8_cache(rounds):
+    """Chapter 7's model (float32), a held-out prompt of 32 tokens and 64
+    greedy ones, with an Int8KVCache against the float KVCache."""
+    _, params, config, tokens, _ = shipped()
+    prompt = tokens["val"][1000:1032]
+    runs = {}
+    for cache_type in (KVCache, Int8KVCache):
+        seen = []
+        ids = generate(params, config, prompt, max_new_tokens=T_NEW,
+                       cache_type=cache_type,
+                       on_step=lambda step, last: seen.append(last))
+        runs[cache_type] = ids, np.array(seen)
+    (ids, exact), (ids8, drift) = runs[KVCache], runs[Int8KVCache]
+    cache = Int8KVCache(config.n_layers)
+    forward(params, config, ids[:, :-1], cache=cache)
+    float16 = sum(k.size for k in cache.keys + cache.values) * 2
+    load_before = load()
+    t = alternate({name: lambda c=c: generate(params, config, prompt,
+                                              max_new_tokens=T_NEW,
+                                              cache_type=c)
+                   for name, c in (("int8", Int8KVCache), ("float", KVCache))},
+                  rounds)
+    return {"bytes_over_float16": cache.nbytes() / float16,
+            "logit_drift": float(np.abs(drift - exact).max()
+                                 / np.abs(exact).max()),
+            "same_tokens": bool(np.array_equal(ids, ids8)), "seconds": t,
+            "time_int8_over_float": t["int8"] / t["float"],
+            "load": [load_before, load()]}
+
+
 def costs(params, config, draft, prompt, rounds, alpha):
     """A draft guess and a verifying call of T_DRAFT + 1 tokens, each in
     target steps (one cached token), and the predicted speed-ups:
@@ -253,6 +286,7 @@ def main(argv=None):
         "seconds": times, "speedup": times["generate"] / times["speculative"]}
     result["speculative_trained"] = trained_speculation(args.rounds, args.quick)
     result["scheduling"] = scheduling(args.rounds, args.quick)
+    result["int8_cache"] = int8_cache(args.rounds)
     result["load_average_end"] = os.getloadavg()[0]
 
     stem = "serving-quick" if args.quick else "serving"
@@ -308,6 +342,14 @@ def main(argv=None):
            f"(load {c['load'][0]:.1f} to {c['load'][1]:.1f}) |\n"
            f"| same tokens (cache, chunks) | {p['same_tokens']}, "
            f"{c['same_tokens']} |\n")
+    q = result["int8_cache"]
+    md += (f"\n| int8 KV cache, chapter 7's trained model, {T_NEW} greedy tokens "
+           f"| value |\n|---|---|\n"
+           f"| bytes / float16's | {q['bytes_over_float16']:.3f} |\n"
+           f"| largest logit change / largest logit | {q['logit_drift']:.1e} |\n"
+           f"| same greedy tokens | {q['same_tokens']} |\n"
+           f"| time / float cache's | {q['time_int8_over_float']:.2f} (load "
+           f"{q['load'][0]:.1f} to {q['load'][1]:.1f}) |\n")
     (out / f"{stem}.md").write_text(md)
     print(md)
     return result
