@@ -16,6 +16,9 @@ beside every ratio.
 
     python benchmarks/serving.py            -> benchmarks/serving.{json,md}
     python benchmarks/serving.py --quick    a tiny model, seconds
+    python benchmarks/serving.py --trained-only   only chapter 7's model's rows,
+                                            merged into serving.json (the GPT-2-shaped
+                                            rows keep their own date and load)
 
 Each time is the median of ``--rounds`` calls, each timed right after untimed calls of
 the same function (``primed_time``), the runners alternating.
@@ -40,6 +43,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from side_by_side import alternate  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
+from attention._blas_threads import single_threaded_blas  # noqa: E402
 from attention.checkpoints import config_from_hf, from_hf_state_dict  # noqa: E402
 from attention.generation import generate  # noqa: E402
 from attention.gpt.run import shipped  # noqa: E402
@@ -242,7 +246,39 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trained-only", action="store_true")
     args = parser.parse_args(argv)
+    stem = "serving-quick" if args.quick else "serving"
+    out = ROOT / "benchmarks"
+    if args.trained_only:
+        result = json.loads((out / f"{stem}.json").read_text())
+    else:
+        result = hf_rows(args)
+    result.update(trained_rows(args))
+    with tempfile.NamedTemporaryFile("w", dir=out, delete=False, suffix=".tmp") as f:
+        json.dump(result, f, indent=1)
+    os.replace(f.name, out / f"{stem}.json")
+    md = markdown(result)
+    (out / f"{stem}.md").write_text(md)
+    print(md)
+    return result
+
+
+def trained_rows(args):
+    """The rows of chapter 7's trained model, with their date, on one BLAS
+    thread (NumPy on both sides): the load-robust reference, where two
+    threads' small products swing with the other core's load."""
+    with single_threaded_blas():
+        return {"trained_date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+                "trained_blas_threads": 1,
+                "speculative_trained": trained_speculation(args.rounds,
+                                                           args.quick),
+                "scheduling": scheduling(args.rounds, args.quick),
+                "int8_cache": int8_cache(args.rounds)}
+
+
+def hf_rows(args):
+    """The GPT-2-shaped rows: generate against HF, the layer-skip draft."""
     load = os.getloadavg()[0]
     hf, params, config = models(args.quick)
     rng = np.random.default_rng(0)
@@ -284,16 +320,12 @@ def main(argv=None):
         "acceptance": stats["accepted"] / (stats["accepted"] + stats["rejected"]),
         "tokens_per_target_call": NEW / stats["target_calls"],
         "seconds": times, "speedup": times["generate"] / times["speculative"]}
-    result["speculative_trained"] = trained_speculation(args.rounds, args.quick)
-    result["scheduling"] = scheduling(args.rounds, args.quick)
-    result["int8_cache"] = int8_cache(args.rounds)
     result["load_average_end"] = os.getloadavg()[0]
+    return result
 
-    stem = "serving-quick" if args.quick else "serving"
-    out = ROOT / "benchmarks"
-    with tempfile.NamedTemporaryFile("w", dir=out, delete=False, suffix=".tmp") as f:
-        json.dump(result, f, indent=1)
-    os.replace(f.name, out / f"{stem}.json")
+
+def markdown(result):
+    """serving.md: the tables of every row, the load beside each ratio."""
     m = result["model"]
     md = (f"| greedy decoding, {m['n_layers']} layers x {m['d_model']}, vocabulary "
           f"{m['vocab_size']}, float32, {PROMPT} + {NEW} tokens | ours tokens/s | "
@@ -307,7 +339,12 @@ def main(argv=None):
            f"| acceptance rate | {s['acceptance']:.2f} |\n"
            f"| tokens per target call | {s['tokens_per_target_call']:.2f} |\n"
            f"| speed-up over generate | {s['speedup']:.2f} |\n"
-           f"| same tokens as generate | {s['same_tokens']} |\n")
+           f"| same tokens as generate | {s['same_tokens']} |\n"
+           f"\nThe rows above: measured {result['date']}, load average "
+           f"{result['load_average_start']:.1f} to "
+           f"{result['load_average_end']:.1f}; the rows below (chapter 7's "
+           f"model): {result['trained_date']} UTC, one BLAS thread, each with "
+           f"its load.\n")
     t = result["speculative_trained"]
     md += (f"\n| speculative, batch 1, chapter 7's trained model, "
            f"{t['prompts']} held-out prompts of {t['prompt']} + {t['new_tokens']}"
@@ -350,9 +387,7 @@ def main(argv=None):
            f"| same greedy tokens | {q['same_tokens']} |\n"
            f"| time / float cache's | {q['time_int8_over_float']:.2f} (load "
            f"{q['load'][0]:.1f} to {q['load'][1]:.1f}) |\n")
-    (out / f"{stem}.md").write_text(md)
-    print(md)
-    return result
+    return md
 
 
 if __name__ == "__main__":

@@ -133,7 +133,8 @@ def serve(params, config, requests, *, max_batch, n_blocks, block_size,
             for r, row in zip(decoding, logits[:, -1]):
                 r.tokens.append(int(np.argmax(row)))
                 r.emitted.append(step)
-            emitted, computed = emitted + len(decoding), computed + len(decoding)
+            emitted += len(decoding)
+            computed += len(decoding)
         for r in running:
             if len(r.tokens) == r.max_new_tokens and r.finished is None:
                 r.finished = step
