@@ -77,21 +77,22 @@ def left_pad(prompts, pad_id=0):
 def generate(params, config, token_ids, *, max_new_tokens, valid=None,
              temperature=0.0, top_k=None, top_p=None, min_p=None, rng=None,
              stop_token=None, use_cache=True, window=None, n_sinks=0,
-             on_step=None):
+             on_step=None, cache_type=KVCache):
     """Extend token_ids (batch, n) by up to max_new_tokens tokens each.
 
     temperature=0: greedy; otherwise sample with ``rng`` (a seeded
     np.random.Generator) after top-k / top-p / min-p. A sequence that emits
     stop_token is finished: it gets stop_token from then on, and the loop
     ends when all are finished. on_step(step, logits (batch, vocab)) sees
-    the logits each token was chosen from. Returns (batch, n + new) ids.
+    the logits each token was chosen from. cache_type: the cache's class
+    (chapter 11's Int8KVCache). Returns (batch, n + new) ids.
     """
     ids = _check_generate(config, token_ids, max_new_tokens, stop_token)
     valid = np.ones(ids.shape, bool) if valid is None else np.atleast_2d(valid)
     windows = set(config.layer_windows)
     if window is None and len(windows) == 1:  # all layers alike (Mistral):
         (window,) = windows                   # the cache can forget too
-    cache = KVCache(config.n_layers, window=window, n_sinks=n_sinks)
+    cache = cache_type(config.n_layers, window=window, n_sinks=n_sinks)
     if use_cache:  # prefill: the whole prompt at once
         logits = forward(params, config, ids, valid=valid, cache=cache)
     finished = np.zeros(len(ids), bool)

@@ -1,6 +1,9 @@
 """Chapter 7's speeds, side by side in one process: one training step of the shipped
 model's shape (forward, backward, clipping, AdamW) in NumPy and in PyTorch eager on the
-CPU, float32; and tokenizer encode throughput against Hugging Face ``tokenizers``.
+CPU, float32, with NumPy's step also split into two micro-batches of half the batch run
+on two threads (``train_step(workers=2)``: the same tokens, masks and gradients); and
+tokenizer encode throughput against Hugging Face ``tokenizers``. The load average is
+printed beside the ratios.
 
     python benchmarks/train_step.py            -> benchmarks/train-step.{json,md}
     python benchmarks/train_step.py --quick    a tiny model, seconds
@@ -15,6 +18,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +40,8 @@ from attention.gpt.training import TrainConfig, train_step  # noqa: E402
 
 
 def step_runners(model_config, tc):
-    """(numpy step, torch step) of the same GPT-2, shapes and optimiser, float32."""
+    """(numpy step, numpy step on two threads, torch step) of the same GPT-2,
+    shapes and optimiser, float32."""
     c = model_config
     hf = GPT2LMHeadModel(GPT2Config(
         n_embd=c.d_model, n_layer=c.n_layers, n_head=c.n_heads, vocab_size=c.vocab_size,
@@ -52,6 +57,12 @@ def step_runners(model_config, tc):
 
     def numpy_step():
         return train_step(params, c, tc, state, groups, rng, 10, ids)
+
+    halves = replace(tc, batch_size=tc.batch_size // 2, accumulation=2)
+
+    def numpy_threads():  # two micro-batches of half the batch, two threads
+        return train_step(params, c, halves, state, groups, rng, 10, ids,
+                          workers=2)
 
     decay = [p for p in hf.parameters() if p.ndim >= 2]
     rest = [p for p in hf.parameters() if p.ndim < 2]
@@ -69,7 +80,7 @@ def step_runners(model_config, tc):
         opt.step()
         return loss.item()
 
-    return numpy_step, torch_step
+    return numpy_step, numpy_threads, torch_step
 
 
 def main(argv=None):
@@ -84,8 +95,10 @@ def main(argv=None):
         tc = TrainConfig(batch_size=2, context=32)
     torch.manual_seed(0)
     load = os.getloadavg()[0]
-    numpy_step, torch_step = step_runners(model, tc)
-    steps = alternate({"numpy": numpy_step, "torch": torch_step}, args.rounds)
+    numpy_step, numpy_threads, torch_step = step_runners(model, tc)
+    steps = alternate({"numpy": numpy_step, "numpy_two_threads": numpy_threads,
+                       "torch": torch_step}, args.rounds)
+    load_steps = os.getloadavg()[0]
 
     tokenizer = run.BPETokenizer.from_files(run.SHIPPED)
     hf = ByteLevelBPETokenizer(str(run.SHIPPED / "vocab.json"), str(run.SHIPPED / "merges.txt"))
@@ -106,6 +119,9 @@ def main(argv=None):
                   "n_heads": model.n_heads, "vocab_size": model.vocab_size},
         "batch": [tc.batch_size, tc.context], "dropout": tc.dropout,
         "step_seconds": steps, "step_ratio_numpy_over_torch": steps["numpy"] / steps["torch"],
+        "step_ratio_numpy_two_threads_over_torch":
+            steps["numpy_two_threads"] / steps["torch"],
+        "load_average_after_steps": load_steps,
         "encode_mb_per_s": {k: mb / v for k, v in encode.items()},
         "encode_ratio_ours_over_tokenizers": encode["ours"] / encode["tokenizers"],
     }
@@ -115,9 +131,15 @@ def main(argv=None):
         json.dump(result, f, indent=1)
     os.replace(f.name, out / f"{stem}.json")
     md = (f"| training step ({tc.batch_size} x {tc.context} tokens, float32) | seconds |\n"
-          f"|---|---|\n| NumPy | {steps['numpy']:.3f} |\n| PyTorch eager | "
+          f"|---|---|\n| NumPy | {steps['numpy']:.3f} |\n"
+          f"| NumPy, two micro-batches on two threads | "
+          f"{steps['numpy_two_threads']:.3f} |\n| PyTorch eager "
+          f"({result['threads_torch']} threads) | "
           f"{steps['torch']:.3f} |\n| ratio NumPy / PyTorch | "
-          f"{result['step_ratio_numpy_over_torch']:.2f} |\n\n"
+          f"{result['step_ratio_numpy_over_torch']:.2f} |\n"
+          f"| ratio NumPy on two threads / PyTorch | "
+          f"{result['step_ratio_numpy_two_threads_over_torch']:.2f} (load "
+          f"{load:.1f} to {load_steps:.1f}) |\n\n"
           f"| tokenizer encode | MB/s |\n|---|---|\n"
           + "".join(f"| {k} | {v:.2f} |\n" for k, v in result["encode_mb_per_s"].items()))
     (out / f"{stem}.md").write_text(md)

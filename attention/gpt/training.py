@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from attention._blas_threads import thread_map
 from attention.backward.model import loss_and_grads
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
 from attention.gpt.clipping import clip_by_global_norm
@@ -80,31 +81,51 @@ class TrainConfig:
 
 
 # --8<-- [start:step]
-def accumulated_grads(params, config, micro_batches, masks):
+def accumulated_grads(params, config, micro_batches, masks, *, workers=1):
     """(mean loss, mean gradients) over equal micro-batches: one big batch.
-    masks: one dropout mask set (or None) per micro-batch."""
+    masks: one dropout mask set (or None) per micro-batch. workers > 1:
+    that many micro-batches run at once on threads (NumPy's products and
+    elementwise work release the GIL; BLAS gets one thread in each), and
+    their gradients are summed in order: the same numbers as one thread."""
     k = len(micro_batches)
     if k == 0 or len(masks) != k:  # zip would drop the extra ones silently
         raise ValueError(f"accumulated_grads: needs at least one micro-batch "
                          f"and one entry of masks (or None) per micro-batch, "
                          f"got {k} micro_batches and {len(masks)} masks")
+    if (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+            or workers < 1):
+        raise ValueError(f"accumulated_grads: workers must be a positive "
+                         f"integer, got {workers!r}")
+    results = [None] * k
+
+    def run(i):
+        (ids, targets), mask = micro_batches[i], masks[i]
+        results[i] = loss_and_grads(params, config, ids, targets,
+                                    dropout=mask)[:2]
+
     total_loss, total = 0.0, None
-    for (ids, targets), mask in zip(micro_batches, masks):
-        loss, grads, _ = loss_and_grads(params, config, ids, targets,
-                                        dropout=mask)
-        total_loss += loss
-        if total is None:
-            total = grads
-        else:
-            for name, g in grads.items():
-                total[name] += g
+    with thread_map(min(workers, k)) as run_all:
+        for start in range(0, k, workers):  # workers at a time, summed in order
+            group = range(start, min(start + workers, k))
+            run_all(run, group)
+            for i in group:
+                loss, grads = results[i]
+                results[i] = None  # at most `workers` gradients held
+                total_loss += loss
+                if total is None:
+                    total = grads
+                else:
+                    for name, g in grads.items():
+                        total[name] += g
     for g in total.values():
         g /= k
     return total_loss / k, total
 
 
-def train_step(params, config, tc, state, groups, rng, step, ids):
-    """Draw the micro-batches and masks, then one clipped AdamW step.
+def train_step(params, config, tc, state, groups, rng, step, ids, *,
+               workers=1):
+    """Draw the micro-batches and masks, then one clipped AdamW step;
+    workers: threads for the micro-batches (``accumulated_grads``).
 
     Returns (loss, gradient norm before clipping, learning rate)."""
     micro, masks = [], []
@@ -113,7 +134,8 @@ def train_step(params, config, tc, state, groups, rng, step, ids):
         dtype = params["embed.tokens"].dtype.type
         masks.append(dropout_masks(rng, config, tc.batch_size, tc.context,
                                    tc.dropout, dtype))
-    loss, grads = accumulated_grads(params, config, micro, masks)
+    loss, grads = accumulated_grads(params, config, micro, masks,
+                                    workers=workers)
     norm = clip_by_global_norm(grads, tc.clip)
     lr = warmup_cosine(step, peak=tc.lr, floor=tc.min_lr, warmup=tc.warmup,
                        total=tc.steps)

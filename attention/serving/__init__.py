@@ -2,7 +2,9 @@
 decoding (the tests and the chapter prove it).
 
     speculative   a draft proposes, the target verifies: the accept/reject rule,
-                  speculative_generate (Leviathan et al. 2023; Chen et al. 2023)
+                  speculate, speculative_generate (Leviathan et al. 2023; Chen et
+                  al. 2023)
+    drafts        drafts without weights: prompt lookup and an n-gram table
     exact         every continuation's probability by enumeration: speculative
                   decoding's distribution is the target's
     paged         a block pool with a free list, reference counts and copy-on-write;

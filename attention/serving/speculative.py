@@ -88,19 +88,23 @@ def accept_or_reject(p, q, drafted, rng):
 
 
 # --8<-- [start:checks]
-def _check_speculative(target_config, draft_config, token_ids,
-                       max_new_tokens, n_draft, temperature, rng):
-    """speculative_generate's arguments; returns the prompt (n,)."""
-    fn = "speculative_generate"
+def _check_speculative(target_config, draft, token_ids, max_new_tokens,
+                       n_draft, temperature, rng, fn="speculate"):
+    """speculate's arguments; returns the prompt (n,)."""
     for name, value, low in (("max_new_tokens", max_new_tokens, 0),
                              ("n_draft", n_draft, 1)):
         if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
                 or value < low):
             raise ValueError(f"{fn}: {name} must be an integer >= {low}, "
                              f"got {value!r}")
-    if draft_config.vocab_size != target_config.vocab_size:
+    if not all(hasattr(draft, name) for name in ("vocab_size",
+                                                  "distribution", "rewind")):
+        raise TypeError(f"{fn}: draft must have vocab_size, distribution() "
+                        f"and rewind() (an NgramDraft), got "
+                        f"{type(draft).__name__}")
+    if draft.vocab_size != target_config.vocab_size:
         raise ValueError(f"{fn}: the draft's vocabulary "
-                         f"({draft_config.vocab_size} tokens) must be the "
+                         f"({draft.vocab_size} tokens) must be the "
                          f"target's ({target_config.vocab_size} tokens)")
     if isinstance(temperature, bool) or not temperature >= 0:
         raise ValueError(f"{fn}: temperature must be a number >= 0, "
@@ -123,19 +127,38 @@ def _next_logits(params, config, cache, ids):
     return forward(params, config, ids[None, len(cache):], cache=cache)[0]
 
 
-def speculative_generate(target_params, target_config, draft_params,
-                         draft_config, token_ids, *, max_new_tokens, n_draft,
-                         temperature=0.0, top_k=None, top_p=None, rng=None):
+class ModelDraft:
+    """A draft model and its own KV cache. ``distribution(context)`` feeds
+    the tokens of context (n,) its cache has not seen and returns its
+    next-token probabilities; ``rewind(n)`` forgets all but the first n."""
+
+    def __init__(self, params, config):
+        self.params, self.config = params, config
+        self.vocab_size = config.vocab_size
+        self.cache = KVCache(config.n_layers)
+
+    def distribution(self, context, **settings):
+        logits = _next_logits(self.params, self.config, self.cache, context)
+        return next_token_distribution(logits[-1], **settings)
+
+    def rewind(self, n):
+        self.cache.crop(min(len(self.cache), n))
+
+
+def speculate(target_params, target_config, draft, token_ids, *,
+              max_new_tokens, n_draft, temperature=0.0, top_k=None,
+              top_p=None, rng=None):
     """Extend one prompt token_ids (n,) by max_new_tokens tokens, drafting
-    n_draft at a time. The tokens are distributed as the target's own
-    (greedy: equal to its greedy ``generate``). Returns (ids, stats):
-    ids shaped like token_ids, stats the counts of target calls, drafted
-    and accepted tokens, and rounds that ended in a rejection."""
-    prompt = _check_speculative(target_config, draft_config, token_ids,
+    n_draft at a time with draft (a ``ModelDraft``, an ``NgramDraft``:
+    anything with vocab_size, distribution(context, **settings) and
+    rewind(n)). The tokens are distributed as the target's own (greedy:
+    equal to its greedy ``generate``). Returns (ids, stats): ids shaped
+    like token_ids, stats the counts of target calls, drafted and
+    accepted tokens, and rounds that ended in a rejection."""
+    prompt = _check_speculative(target_config, draft, token_ids,
                                 max_new_tokens, n_draft, temperature, rng)
     settings = dict(temperature=temperature, top_k=top_k, top_p=top_p)
     target_cache = KVCache(target_config.n_layers)
-    draft_cache = KVCache(draft_config.n_layers)
     stats = {"target_calls": 0, "drafted": 0, "accepted": 0, "rejected": 0}
     ids, end = prompt, len(prompt) + max_new_tokens
     while len(ids) < end:
@@ -143,9 +166,7 @@ def speculative_generate(target_params, target_config, draft_params,
         drafted = np.zeros(0, np.int64)
         q = np.zeros((k, target_config.vocab_size))  # the draft's q_1..q_k
         for i in range(k):  # the draft: one token at a time
-            logits = _next_logits(draft_params, draft_config, draft_cache,
-                                  np.append(ids, drafted))[-1]
-            q[i] = next_token_distribution(logits, **settings)
+            q[i] = draft.distribution(np.append(ids, drafted), **settings)
             drafted = np.append(drafted, draw(q[i], rng))
         logits = _next_logits(target_params, target_config, target_cache,
                               np.append(ids, drafted))  # one call: k + 1 rows
@@ -156,7 +177,19 @@ def speculative_generate(target_params, target_config, draft_params,
         stats["accepted"] += len(emitted) - 1
         stats["rejected"] += len(emitted) - 1 < k  # a round cut short
         ids = np.concatenate([ids, emitted])
-        for cache in (target_cache, draft_cache):  # forget rejected tokens
-            cache.crop(min(len(cache), len(ids) - 1))
+        # forget rejected tokens
+        target_cache.crop(min(len(target_cache), len(ids) - 1))
+        draft.rewind(len(ids) - 1)
     return ids.reshape(np.shape(token_ids)[:-1] + (-1,)), stats
+
+
+def speculative_generate(target_params, target_config, draft_params,
+                         draft_config, token_ids, *, max_new_tokens, n_draft,
+                         temperature=0.0, top_k=None, top_p=None, rng=None):
+    """``speculate`` with a draft model (draft_params, draft_config)."""
+    return speculate(target_params, target_config,
+                     ModelDraft(draft_params, draft_config), token_ids,
+                     max_new_tokens=max_new_tokens, n_draft=n_draft,
+                     temperature=temperature, top_k=top_k, top_p=top_p,
+                     rng=rng)
 # --8<-- [end:speculative_generate]

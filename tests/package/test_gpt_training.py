@@ -237,6 +237,27 @@ def test_gradient_accumulation_equals_one_large_batch():
         assert np.max(np.abs(grads[name] - big[name])) <= 1e-12, name
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_micro_batches_on_threads_equal_one_thread_and_one_large_batch(workers):
+    """Issue 44, item 7: the micro-batches of a step run on threads, with the same
+    masks; the sum (in order) is one thread's exactly and one large batch's."""
+    _, params, config = tiny_gpt2()
+    rng = np.random.default_rng(5)
+    ids, targets = rng.integers(0, VOCAB, (10, 12)), rng.integers(0, VOCAB, (10, 12))
+    masks = dropout_masks(rng, config, 10, 12, 0.2)
+    parts = [(ids[i:i + 2], targets[i:i + 2]) for i in range(0, 10, 2)]
+    part_masks = [{k: m[i:i + 2] for k, m in masks.items()} for i in range(0, 10, 2)]
+    one = accumulated_grads(params, config, parts, part_masks)
+    threaded = accumulated_grads(params, config, parts, part_masks, workers=workers)
+    big_loss, big, _ = loss_and_grads(params, config, ids, targets, dropout=masks)
+    assert threaded[0] == one[0] and abs(threaded[0] - big_loss) <= 1e-12
+    for name in params:
+        assert np.array_equal(threaded[1][name], one[1][name]), name
+        assert np.max(np.abs(threaded[1][name] - big[name])) <= 1e-12, name
+    with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
+        accumulated_grads(params, config, parts, part_masks, workers=0)
+
+
 @pytest.mark.parametrize("n_batches, n_masks", [(2, 1), (1, 2), (0, 0)])
 def test_accumulated_grads_refuses_micro_batches_and_masks_of_other_lengths(
         n_batches, n_masks):

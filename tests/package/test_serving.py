@@ -5,6 +5,9 @@
   exact distribution of every continuation, by enumeration over a vocabulary of 5, ==
   the target's (<= 1e-12) with temperature, top-k and top-p, the bonus token included;
   ``accept_or_reject``'s sampled blocks follow the enumerated round (a chi-square bound).
+  With a draft of no weights (``NgramDraft``: prompt lookup and an n-gram table), the
+  same enumeration (<= 1e-12) and, on chapter 7's trained model (float64) and its
+  held-out page, greedy tokens == ``generate``.
 - Paged KV cache: logits through block tables == full recomputation (<= 1e-12 relative)
   for ragged lengths and every block size from 1 to 8; the block-table gather == the
   contiguous keys exactly; prefix sharing by reference counts and copy-on-write gives
@@ -13,7 +16,15 @@
   blocks given on demand (preemption by recomputation) or reserved for each request's
   final length, and for a DeepSeek-V3 (MLA) model, whose pool pages the latent cache
   (``pool_for``); on a small pool, blocks on demand run more requests at once; a pool
-  sized for other keys is refused by name.
+  sized for other keys is refused by name. Chunked prefill (a long prompt in chunks while
+  others decode) and prefix caching by block (a shared system prompt found by its chained
+  block hashes, computed once; blocks only the cache holds given back when the pool runs
+  out) keep every request's tokens; chunks bound each step's work, and the cache saves
+  exactly its hit blocks' tokens.
+- An int8 KV cache (a float16 scale per token and head): every number within half a
+  step; on chapter 7's model the logits move by <= 1% of their largest and the greedy
+  tokens stay; (d_head + 2) / (2 d_head) of float16's bytes; windows and crop as
+  ``KVCache``.
 - Split-KV: the merge == full attention (<= 1e-12), fully masked chunks and rows
   included, for boolean and additive float masks and for no keys at all.
 """
@@ -26,6 +37,8 @@ from attention.generation import generate
 from attention.kv_cache import KVCache
 from attention.model import ModelConfig, forward, init_params
 from attention.serving.batching import Request, serve
+from attention.serving.prefix import PrefixCache
+from attention.serving.quantized import Int8KVCache, dequantize, quantize
 from attention.serving.exact import (emitted_distribution, model_distribution,
                                      round_outcomes, target_distribution)
 from attention.serving.paged import (BlockPool, PagedKVCache, PagedSequence,
@@ -33,7 +46,10 @@ from attention.serving.paged import (BlockPool, PagedKVCache, PagedSequence,
 from attention.serving.speculative import accept_or_reject
 from attention.serving.split_kv import (chunk_attention, merge_chunks,
                                         split_kv_attention)
-from attention.speculative import speculative_generate
+from attention.gpt.checkpoint import load_checkpoint
+from attention.gpt.run import SHIPPED
+from attention.serving.drafts import NgramDraft
+from attention.speculative import speculate, speculative_generate
 
 TOL = 1e-12
 TARGET = ModelConfig(arch="llama", vocab_size=40, d_model=24, n_layers=2,
@@ -162,6 +178,80 @@ def test_sampled_rounds_follow_the_enumerated_round(tiny):
     chi2 = sum((counts.get(b, 0) - n * w) ** 2 / (n * w) for b, w in exact.items())
     dof = len(exact) - 1
     assert chi2 < dof + 6 * np.sqrt(2 * dof)  # about 6 standard deviations
+
+
+# Drafts without weights: prompt lookup and an n-gram table ---------------------------
+
+def test_the_ngram_draft_looks_up_the_prompt_then_backs_off():
+    draft = NgramDraft(np.array([0, 1, 2, 0, 1, 3, 0, 1, 3, 4]), 6, n=3)
+    # the last two tokens (0, 1) occur earlier: the latest is followed by 5
+    assert draft.guess(np.array([0, 1, 4, 0, 1, 5, 0, 1]))[0].tolist() == [5]
+    ids, counts = draft.guess(np.array([2, 0, 1]))  # no match: the table
+    assert ids.tolist() == [3, 2] and counts.tolist() == [2, 1]
+    # no (5, 4), no (4,): the unigram row, most frequent first, ties to the
+    # lower id
+    ids, counts = draft.guess(np.array([5, 4]))
+    assert ids.tolist() == [0, 1, 3, 2, 4] and counts.tolist() == [3, 3, 2, 1, 1]
+    no_lookup = NgramDraft(np.array([0, 1, 2, 0, 1, 3, 0, 1, 3]), 6,
+                           lookup=False)
+    assert no_lookup.guess(np.array([0, 1, 2, 0, 1]))[0].tolist() == [3, 2]
+    q = draft.distribution(np.array([2, 0, 1]), temperature=1.0)
+    assert np.allclose(q, [0, 0, 1 / 3, 2 / 3, 0, 0])
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=str)
+def test_an_ngram_draft_gives_every_continuation_the_targets_probability(
+        tiny, settings):
+    target, _ = tiny
+    draft = NgramDraft(np.random.default_rng(6).integers(0, 5, 40), 5)
+    p = model_distribution(target, TINY_T, **settings)
+
+    def q(prefix):
+        return draft.distribution(np.array(prefix), **settings)
+    want = target_distribution(p, (1, 3, 1), 3)
+    got = emitted_distribution(p, q, (1, 3, 1), 3, 2)
+    assert max(abs(got.get(c, 0.0) - want[c]) for c in want) <= TOL
+
+
+@pytest.fixture(scope="module")
+def trained():
+    params, config = load_checkpoint(SHIPPED / "model.npz", dtype=np.float64)
+    with np.load(SHIPPED / "tokens.npz") as data:
+        return params, config, data["train"], data["val"]
+
+
+def test_greedy_speculation_with_an_ngram_draft_is_generate_on_held_out_text(
+        trained):
+    params, config, train, val = trained
+    draft = NgramDraft(train, config.vocab_size)
+    for start in (0, 1000, 2000):
+        prompt = val[start:start + 24]
+        ids, stats = speculate(params, config, draft, prompt,
+                               max_new_tokens=30, n_draft=4)
+        assert np.array_equal(ids, generate(params, config, prompt,
+                                            max_new_tokens=30)[0])
+        assert stats["accepted"] + stats["target_calls"] == 30
+        assert stats["accepted"] > 0  # the held-out page repeats phrases
+
+
+def test_speculate_refuses_a_draft_that_cannot_propose(models):
+    target, _, _ = models
+    with pytest.raises(TypeError, match="draft must have"):
+        speculate(target, TARGET, {"blocks.0": 0}, [1, 2], max_new_tokens=3,
+                  n_draft=2)
+    with pytest.raises(ValueError, match="vocabulary"):
+        speculate(target, TARGET, NgramDraft([1, 2, 3], 41), [1, 2],
+                  max_new_tokens=3, n_draft=2)
+
+
+@pytest.mark.parametrize("args, match", [
+    (([1, 2], 0), "vocab_size"), (([1, 2], 4, 1), "n must be"),
+    (([1], 4), "at least n"), (([[1, 2, 3]], 4), "one dimension"),
+    (([1.0, 2.0, 3.0], 4), "integer ids"), (([1, 2, 9], 4), "0..3"),
+])
+def test_the_ngram_draft_refuses_bad_tokens_by_name(args, match):
+    with pytest.raises(ValueError, match=match):
+        NgramDraft(*args[:2], **({"n": args[2]} if len(args) > 2 else {}))
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -355,6 +445,90 @@ def test_serve_refuses_a_request_longer_than_the_cache(models):
         serve(target, TARGET, served, max_batch=2, n_blocks=8, block_size=4)
 
 
+def assert_alone(params, config, batch):
+    for r in batch:
+        alone = generate(params, config, r.prompt, max_new_tokens=r.max_new_tokens)[0]
+        assert r.tokens == alone[len(r.prompt):].tolist()
+        assert len(r.emitted) == len(r.tokens)
+
+
+def mixed(seed):
+    """Four short requests decoding, then a prompt of 40 tokens arrives."""
+    rng = np.random.default_rng(seed)
+    short = [Request(i, rng.integers(0, 40, 3), 20) for i in range(4)]
+    return short + [Request(6, rng.integers(0, 40, 40), 5)]
+
+
+@pytest.mark.parametrize("policy", ["continuous", "static"])
+def test_chunked_prefill_keeps_the_tokens_and_bounds_each_steps_work(models, policy):
+    target, runs = models[0], {}
+    for chunk in (None, 8):
+        batch, work = mixed(12), []
+        steps = serve(target, TARGET, batch, max_batch=5, n_blocks=40, block_size=4,
+                      policy=policy, prefill_chunk=chunk, work=work)
+        assert_alone(target, TARGET, batch)
+        assert sum(steps) == sum(r.max_new_tokens for r in batch)
+        assert sum(work) == sum(len(r.prompt) + r.max_new_tokens - 1 for r in batch)
+        runs[chunk] = work, batch[-1]
+    (whole, long_whole), (chunked, long_chunked) = runs[None], runs[8]
+    assert max(whole) >= 40 and max(chunked) <= 8 + 5
+    if policy == "continuous":  # its prefill takes 5 steps of 8 tokens
+        assert long_chunked.emitted[0] - long_whole.emitted[0] == 4
+
+
+def test_chunked_prefill_under_preemption_keeps_the_tokens(models):
+    target = models[0]
+    batch = requests(11, n=14)
+    serve(target, TARGET, batch, max_batch=6, n_blocks=9, block_size=4, prefill_chunk=3)
+    assert_alone(target, TARGET, batch)
+    assert sum(r.preempted for r in batch) > 0
+
+
+def system_prompted(seed, n=6):
+    """n requests: the same system prompt of 13 tokens, then their own."""
+    rng = np.random.default_rng(seed)
+    system = rng.integers(0, 40, 13)
+    return [Request(2 * i, np.concatenate([system, rng.integers(0, 40, 1 + i % 4)]),
+                    6) for i in range(n)]
+
+
+@pytest.mark.parametrize("allocation", ["on_demand", "reserve"])
+def test_a_cached_system_prompt_is_not_computed_again(models, allocation):
+    target, work = models[0], {}
+    for cached in (False, True):
+        batch, prefix, w = system_prompted(13), PrefixCache() if cached else None, []
+        serve(target, TARGET, batch, max_batch=3, n_blocks=30, block_size=4,
+              prefix_cache=prefix, work=w, allocation=allocation)
+        assert_alone(target, TARGET, batch)
+        work[cached] = sum(w)
+    # 13 tokens: 3 full blocks; the first request computes them, the 5 others
+    # not (the one with 4 tokens of its own looks up a fourth block, not cached)
+    assert (prefix.looked_up, prefix.found) == (19, 15)
+    assert work[False] - work[True] == 15 * 4
+
+
+def test_the_prefix_cache_gives_blocks_back_when_the_pool_runs_out(models):
+    target, prefix = models[0], PrefixCache()
+    batch = system_prompted(14, n=8) + requests(15, n=8)
+    serve(target, TARGET, batch, max_batch=4, n_blocks=10, block_size=4,
+          prefix_cache=prefix, prefill_chunk=5)
+    assert_alone(target, TARGET, batch)
+    assert prefix.found > 0 and prefix.evicted > 0
+    assert sum(r.preempted for r in batch) > 0
+
+
+def test_a_prefix_cache_reused_across_pools_is_refused(models):
+    target, prefix = models[0], PrefixCache()
+    serve(target, TARGET, system_prompted(1, n=2), max_batch=2, n_blocks=12,
+          block_size=4, prefix_cache=prefix)
+    with pytest.raises(ValueError, match="prefix_cache must be a new PrefixCache"):
+        serve(target, TARGET, system_prompted(1, n=2), max_batch=2, n_blocks=12,
+              block_size=4, prefix_cache=prefix)
+    with pytest.raises(ValueError, match="prefill_chunk must be a positive"):
+        serve(target, TARGET, system_prompted(1, n=2), max_batch=2, n_blocks=12,
+              block_size=4, prefill_chunk=0)
+
+
 @pytest.mark.parametrize("policy", ["continuous", "static"])
 def test_serving_mla_pages_its_latent_and_equals_generate(policy):
     """A DeepSeek-V3 (MLA) model is served from a pool of its latent cache: per token and
@@ -380,6 +554,60 @@ def test_a_pool_sized_for_other_keys_is_refused_by_name():
         prefill(params, MLA, pool, [1, 2, 3])
     with pytest.raises(ValueError, match="d_value must be a positive integer"):
         BlockPool(8, 4, n_layers=2, n_kv_heads=3, d_head=9, d_value=0)
+
+
+# An int8 KV cache -------------------------------------------------------------------
+
+def test_quantize_keeps_each_number_within_half_a_step_of_its_row():
+    x = np.random.default_rng(16).normal(size=(2, 3, 5, 8)) * [[[[1]], [[1e-3]],
+                                                                 [[50]]]]
+    x[0, 0, 0] = 0.0  # a zero row: scale 1, codes 0
+    codes, scales = quantize(x)
+    assert codes.dtype == np.int8 and scales.dtype == np.float16
+    assert scales.shape == (2, 3, 5, 1) and np.abs(codes).max() == 127
+    top = np.abs(x).max(-1, keepdims=True)
+    error = np.abs(dequantize(codes, scales, np.float64) - x)
+    assert np.all(error <= scales / 2 + top * 2.0 ** -10)  # float16 scales
+    assert dequantize(codes, scales, np.float32).dtype == np.float32
+
+
+def test_the_int8_cache_halves_float16_and_keeps_greedy_tokens(trained):
+    params, config, _, val = trained
+    for start in (0, 1000, 2000):
+        logits = {}
+        for cache_type in (KVCache, Int8KVCache):
+            seen = []
+            ids = generate(params, config, val[start:start + 32], max_new_tokens=40,
+                           cache_type=cache_type,
+                           on_step=lambda step, last: seen.append(last))
+            logits[cache_type] = ids, np.array(seen)
+        (ids, exact), (ids8, drift) = logits[KVCache], logits[Int8KVCache]
+        assert np.array_equal(ids, ids8)
+        assert 0 < np.abs(drift - exact).max() <= 0.01 * np.abs(exact).max()
+    cache = Int8KVCache(config.n_layers)
+    forward(params, config, val[None, :50], cache=cache)
+    d_head = config.d_model // config.n_heads
+    float16 = 2 * config.n_layers * config.n_kv_heads * d_head * 2 * 50
+    assert cache.nbytes() == float16 * (d_head + 2) / (2 * d_head)
+
+
+def test_the_int8_cache_crops_and_slides_as_the_float_cache_does(models):
+    target = models[0]
+    ids = np.random.default_rng(17).integers(0, 40, (2, 30))
+    for window in (None, 6):
+        caches = [KVCache(2, window=window), Int8KVCache(2, window=window)]
+        logits = [forward(target, TARGET, ids, cache=c) for c in caches]
+        logits = [np.concatenate([x, forward(target, TARGET, ids[:, :3], cache=c)],
+                                 axis=1) for x, c in zip(logits, caches)]
+        assert relative(logits[1], logits[0]) <= 0.02
+        assert caches[1].keys[0].shape == caches[0].keys[0].shape
+        assert caches[1].key_scales[1].shape[-2] == caches[0].keys[1].shape[-2]
+    cache = Int8KVCache(2)
+    forward(target, TARGET, ids, cache=cache)
+    cache.crop(10)
+    assert cache.keys[1].shape[-2] == cache.value_scales[1].shape[-2] == 10
+    again = forward(target, TARGET, ids[:, 10:12], cache=cache)
+    assert relative(again, forward(target, TARGET, ids[:, :12])[:, 10:]) <= 0.02
 
 
 # Split-KV ---------------------------------------------------------------------------
