@@ -4,9 +4,9 @@ float32 weights (the same weights in both, the same greedy tokens checked), batc
 batch 8; and speculative decoding's speed-up over plain ``generate``, twice: with a
 draft made of the target's own first two blocks on random weights (a layer-skipping draft:
 its acceptance is an artifact, random weights repeat one or two tokens), and on chapter
-7's trained model and its held-out page with a draft of no weights (prompt lookup and a
+7's trained model and its held-out text with a draft of no weights (prompt lookup and a
 trigram table of the training tokens, ``NgramDraft``), beside the speed-up Leviathan et
-al. (2023, section 3.5: Eq. 1 and Theorem 3.8) predict from the acceptance and the
+al. (2023: Eq. 1 in section 3.1, and Theorem 3.8) predict from the acceptance and the
 measured costs; and serve() on chapter 7's model with a cached system prompt against
 none, and with a long prompt's prefill in chunks against whole (work in tokens run
 through the model per step, time to the first token, the widest gap between two tokens
