@@ -225,8 +225,19 @@ async function start() {
   return pyodide;
 }
 
+// Chapter 7's checkpoint, a wheel of its own: fetched once, by the first page that needs it.
+let checkpointReady = null;
+
+async function loadCheckpoint(pyodide) {
+  const name = manifest.checkpoint;
+  progress.total += manifest.files[name].bytes;
+  report(true);
+  await pyodide.loadPackage([base + name]);
+  report(true);
+}
+
 self.onmessage = async (event) => {
-  const { id, type, page, code, name, figure, values } = event.data;
+  const { id, type, page, code, name, figure, values, checkpoint } = event.data;
   let pyodide;
   try {
     if (!ready) {
@@ -234,9 +245,15 @@ self.onmessage = async (event) => {
       ready = Promise.race([start(), new Promise((_, reject) => { failLoad = reject; })]);
     }
     pyodide = await ready;
+    if (checkpoint && !checkpointReady) {
+      checkpointReady = Promise.race([loadCheckpoint(pyodide),
+                                      new Promise((_, reject) => { failLoad = reject; })]);
+    }
+    if (checkpoint) await checkpointReady;
     failLoad = null;
   } catch (error) {
     ready = null;  // the next Run tries again (the page also starts a fresh worker)
+    checkpointReady = null;
     self.postMessage({ id, type: "done", ok: false, loadFailed: true,
                        error: `Python could not be loaded: ${error}. Press Run to try again.` });
     return;

@@ -116,3 +116,40 @@ print(json.dumps({"seen": seen, "results": results}))
     assert "input() cannot ask you for a value here" in no_input
     assert cut is None and printed == 1_100_000
     assert len("".join(t for s, t in record["seen"] if s == "stdout")) == 200_000 + len("out\n")
+
+
+def test_the_package_wheel_leaves_chapter_7s_checkpoint_to_a_wheel_of_its_own():
+    import io
+    import zipfile
+
+    from tools.site.run_in_page import checkpoint_wheel_bytes, package_wheel_bytes
+
+    def names(wheel):
+        archive = zipfile.ZipFile(io.BytesIO(wheel[1]))
+        assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in archive.infolist())
+        return [n for n in archive.namelist() if ".dist-info/" not in n]
+
+    shipped = sorted(p.relative_to(ROOT).as_posix()
+                     for p in (ROOT / "attention" / "gpt" / "shipped").iterdir() if p.is_file())
+    package, checkpoint = names(package_wheel_bytes()), names(checkpoint_wheel_bytes())
+    assert sorted(checkpoint) == shipped and "attention/gpt/shipped/model.npz" in checkpoint
+    assert not set(package) & set(shipped) and "attention/gpt/run.py" in package
+    assert len(package_wheel_bytes()[1]) < 400e3  # the modules, compressed
+
+
+def test_a_page_needs_the_checkpoint_when_its_code_or_live_figure_reads_it():
+    from tools.site.run_in_page import needs_checkpoint
+
+    assert needs_checkpoint(["from attention.gpt.run import shipped"], [])
+    assert needs_checkpoint(["from attention.gpt import run\nrun.shipped()"], [])
+    assert not needs_checkpoint(["import attention.gpt.byte_level", "import numpy"], [])
+    assert needs_checkpoint([], ["ch07-attention-head"])  # through a cached helper
+    assert not needs_checkpoint([], ["ch02-heads", "ch04-sampling-filters"])
+
+
+def test_only_the_pages_that_read_the_checkpoint_fetch_it(built_site):
+    from tools.site.run_in_page import CHECKPOINT_MARK
+
+    marked = sorted(p.relative_to(ROOT / "docs").as_posix()
+                    for p, html in built_site.pages.items() if CHECKPOINT_MARK in html)
+    assert marked == ["chapters/ch04-generation.md", "chapters/ch07-train-a-gpt.md"]
