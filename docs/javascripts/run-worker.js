@@ -156,7 +156,7 @@ def _reset(page):
 `;
 
 let manifest = null;
-const progress = { loaded: 0, total: 0, posted: 0 };
+const progress = { loaded: 0, total: 0, posted: 0, what: "Python and NumPy" };
 
 function megabytes(bytes) {
   return (bytes / 1e6).toFixed(1);
@@ -167,7 +167,7 @@ function report(force) {
   if (!force && now - progress.posted < 100) return;
   progress.posted = now;
   self.postMessage({ type: "status", loaded: progress.loaded, total: progress.total,
-                     text: `Downloading Python and NumPy, once: ${megabytes(progress.loaded)}` +
+                     text: `Downloading ${progress.what}, once: ${megabytes(progress.loaded)}` +
                            ` of ${megabytes(progress.total)} MB` });
 }
 
@@ -230,6 +230,7 @@ let checkpointReady = null;
 
 async function loadCheckpoint(pyodide) {
   const name = manifest.checkpoint;
+  progress.what = "chapter 7's trained model";
   progress.total += manifest.files[name].bytes;
   report(true);
   await pyodide.loadPackage([base + name]);

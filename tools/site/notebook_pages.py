@@ -28,6 +28,7 @@ if ROOT not in sys.path:  # mkdocs loads a hook by its path, not as part of the 
     sys.path.insert(0, ROOT)
 
 import nbformat  # noqa: E402
+from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
@@ -105,7 +106,11 @@ def on_files(files, config):
     drop_folder()
     _folder = Path(tempfile.mkdtemp(prefix="notebook-pages-"))
     root = Path(config.config_file_path).resolve().parent
-    for source, (written_in, nb) in site_notebooks(root, config.site_url or "").items():
+    try:
+        notebooks = site_notebooks(root, config.site_url or "")
+    except ValueError as error:  # a cell that is not its page's block: the page changed
+        raise PluginError(f"a page's notebook: {error}") from None
+    for source, (written_in, nb) in notebooks.items():
         (_folder / source).parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, _folder / source)
         # mkdocs-jupyter wraps the file, and mkdocs.yml's not_in_nav then keeps it out of
