@@ -10,6 +10,7 @@ code imports, pinned to the versions the page was tested with, so it runs anywhe
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
@@ -43,6 +44,7 @@ def third_party_imports(code: str) -> list[str]:
     return sorted(found - set(sys.stdlib_module_names) - {PACKAGE})
 
 
+@functools.cache  # reading every installed distribution's file list takes about a second
 def pinned(module: str) -> str:
     """``dist==version`` of the installed distribution that provides ``module``: the
     version the pages were tested with (a local tag such as ``+cpu`` dropped)."""

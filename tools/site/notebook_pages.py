@@ -17,6 +17,7 @@ is served; and math, left as ``$...$`` by nbconvert, is marked as the pages mark
 ``typeset.py`` to typeset.
 """
 
+import logging
 import re
 import shutil
 import sys
@@ -57,6 +58,11 @@ STYLESHEET = "assets/stylesheets/notebook.css"
 CODE = re.compile(r"<pre\b.*?</pre>|<code\b.*?</code>", re.S)
 DISPLAY_MATH = re.compile(r"<p>\$\$(.+?)\$\$</p>", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?![\s$])(.+?)(?<![\\\s])\$", re.S)
+
+# mkdocs-jupyter logs two lines a notebook at INFO ("Converting notebook", "Cache hit"):
+# 44 lines of every build's output that say nothing a reader of the log needs.
+for name in ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter"):
+    logging.getLogger(name).setLevel(logging.WARNING)
 
 _folder: Path | None = None  # the notebooks of the current build
 _styles: dict[str, None] = {}  # the notebooks' stylesheets, in the order first seen
