@@ -156,7 +156,7 @@ def _reset(page):
 `;
 
 let manifest = null;
-const progress = { loaded: 0, total: 0, posted: 0 };
+const progress = { loaded: 0, total: 0, posted: 0, what: "Python and NumPy" };
 
 function megabytes(bytes) {
   return (bytes / 1e6).toFixed(1);
@@ -167,7 +167,7 @@ function report(force) {
   if (!force && now - progress.posted < 100) return;
   progress.posted = now;
   self.postMessage({ type: "status", loaded: progress.loaded, total: progress.total,
-                     text: `Downloading Python and NumPy, once: ${megabytes(progress.loaded)}` +
+                     text: `Downloading ${progress.what}, once: ${megabytes(progress.loaded)}` +
                            ` of ${megabytes(progress.total)} MB` });
 }
 
@@ -225,8 +225,20 @@ async function start() {
   return pyodide;
 }
 
+// Chapter 7's checkpoint, a wheel of its own: fetched once, by the first page that needs it.
+let checkpointReady = null;
+
+async function loadCheckpoint(pyodide) {
+  const name = manifest.checkpoint;
+  progress.what = "chapter 7's trained model";
+  progress.total += manifest.files[name].bytes;
+  report(true);
+  await pyodide.loadPackage([base + name]);
+  report(true);
+}
+
 self.onmessage = async (event) => {
-  const { id, type, page, code, name, figure, values } = event.data;
+  const { id, type, page, code, name, figure, values, checkpoint } = event.data;
   let pyodide;
   try {
     if (!ready) {
@@ -234,9 +246,15 @@ self.onmessage = async (event) => {
       ready = Promise.race([start(), new Promise((_, reject) => { failLoad = reject; })]);
     }
     pyodide = await ready;
+    if (checkpoint && !checkpointReady) {
+      checkpointReady = Promise.race([loadCheckpoint(pyodide),
+                                      new Promise((_, reject) => { failLoad = reject; })]);
+    }
+    if (checkpoint) await checkpointReady;
     failLoad = null;
   } catch (error) {
     ready = null;  // the next Run tries again (the page also starts a fresh worker)
+    checkpointReady = null;
     self.postMessage({ id, type: "done", ok: false, loadFailed: true,
                        error: `Python could not be loaded: ${error}. Press Run to try again.` });
     return;

@@ -19,7 +19,7 @@ from nbclient import NotebookClient
 from tests.support import ROOT
 from tools.notebooks.chapter import chapter_notebook, third_party_imports
 from tools.notebooks.practice import practice_notebook
-from tools.site.run_in_page import package_wheel_bytes
+from tools.site.run_in_page import checkpoint_wheel_bytes, package_wheel_bytes
 from tools.source.chapters import chapters
 from tools.source.snippets import expand_snippets
 
@@ -117,9 +117,11 @@ def test_install_cell_installs_the_sites_wheel_and_every_import_pinned(name, nb)
     install = next(cell.source for cell in nb.cells if cell.cell_type == "code")
     code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code"
                      and not cell.source.startswith("%pip"))
-    wheel = package_wheel_bytes()[0]
-    assert install.split("\n")[0] == (f"%pip install --quiet --force-reinstall --no-deps "
-                                      f"{SITE}assets/pyodide/{wheel}")
+    wheels = [package_wheel_bytes()[0]]
+    if name in ("ch04", "ch07"):  # their code reads chapter 7's checkpoint, a wheel of its own
+        wheels.append(checkpoint_wheel_bytes()[0])
+    assert install.split("\n")[0] == ("%pip install --quiet --force-reinstall --no-deps "
+                                      + " ".join(f"{SITE}assets/pyodide/{w}" for w in wheels))
     pins = install.split("\n")[1].removeprefix("%pip install --quiet ").split()
     wanted = set(third_party_imports(code)) | {"numpy"}
     assert {pin.split("==")[0] for pin in pins} == wanted, name
@@ -147,3 +149,21 @@ def test_the_sites_wheel_installs_the_package_and_chapter_5s_benchmark_results(t
                           f"{str(tmp_path / 'site')!r})\n" + probe], capture_output=True,
                          text=True, check=True, cwd=tmp_path).stdout.split()
     assert out[0] == str((tmp_path / "site").resolve()) and int(out[1]) > 0
+
+
+def test_the_sites_two_wheels_install_chapter_7s_model_beside_the_package(tmp_path):
+    """A notebook that reads chapter 7's checkpoint installs its wheel with the package's
+    (``install_cell``): together they give ``shipped()`` its files."""
+    paths = []
+    for name, data in (package_wheel_bytes(), checkpoint_wheel_bytes()):
+        (tmp_path / name).write_bytes(data)
+        paths.append(str(tmp_path / name))
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
+                    "--target", str(tmp_path / "site"), *paths], check=True)
+    probe = ("import attention\nfrom attention.gpt.run import shipped\n"
+             "tokenizer, params, config, tokens, log = shipped()\n"
+             "print(attention.__file__, len(tokenizer.vocab), len(params))")
+    out = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, "
+                          f"{str(tmp_path / 'site')!r})\n" + probe], capture_output=True,
+                         text=True, check=True, cwd=tmp_path).stdout.split()
+    assert out[0].startswith(str((tmp_path / "site").resolve())) and int(out[1]) > 256

@@ -23,6 +23,7 @@ from PIL import Image
 
 from tests.support import ROOT
 from tests.site.browsing import DESKTOP, PHONE, page_paths, visit, visit_in, wait_for_scheme
+from tools.site.notebook_pages import notebook_source
 from tools.site.practice_pages import DRILLS, practice_chapters, practice_source
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -71,10 +72,14 @@ def summary(found: dict) -> str:
 
 def named_pages() -> list[str]:
     """The pages known before the build, by their names under docs/: every Markdown page,
-    the drills page and every practice page. Each gets audit tests of its own, so that
+    the drills page, every practice page and the notebook page of each chapter and
+    practice page. Each gets audit tests of its own, so that
     xdist spreads them."""
     markdown = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
-    return markdown + [DRILLS] + [practice_source(c) for c in practice_chapters(ROOT)]
+    practice = [practice_source(c) for c in practice_chapters(ROOT)]
+    notebooks = [notebook_source(page) for page in markdown + practice
+                 if page.startswith(("chapters/", "practice/"))]
+    return markdown + [DRILLS] + practice + notebooks
 
 
 OTHER_PAGES = "every other page"

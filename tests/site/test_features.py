@@ -69,6 +69,85 @@ def site_page(built_site, name: str) -> str:
     return (built_site.site_dir / built_site.addresses[name] / "index.html").read_text("utf8")
 
 
+NOTEBOOK_CELL = re.compile(r'<div class="jp-Cell jp-(?:Code|Markdown)Cell[^"]*" id="cell-id=')
+TAG = re.compile(r"<[^>]+>")
+
+
+def shown_code_cells(page: str) -> list[tuple[str, list[str]]]:
+    """The code cells a rendered notebook page shows: (code, [printed output, ...])."""
+    cells = []
+    for cell in NOTEBOOK_CELL.split(page)[1:]:
+        code = re.search(r'jp-InputArea-editor.*?<pre><code>(.*?)</code></pre>', cell, re.S)
+        if code is None:
+            continue  # a Markdown cell
+        outputs = re.findall(r'<div class="jp-RenderedText jp-OutputArea-output[^>]*>\s*'
+                             r'<div class="highlight"><pre><code>(.*?)</code></pre>', cell, re.S)
+        cells.append((html.unescape(TAG.sub("", code[1])).strip("\n"),
+                      [html.unescape(TAG.sub("", out)) for out in outputs]))
+    return cells
+
+
+def outputs_of(blocks) -> list[list[str]]:
+    from tools.notebooks.rendered import as_printed
+
+    return [[as_printed(block.output)] if block.output else [] for block in blocks]
+
+
+@pytest.mark.parametrize("page", chapters(), ids=lambda p: p.stem)
+def test_chapter_notebook_page_shows_exactly_the_page_blocks_with_their_tested_outputs(
+        page, built_site):
+    from tools.site.notebook_pages import LINK, notebook_source
+
+    source = page.relative_to(DOCS).as_posix()
+    shown = site_page(built_site, notebook_source(source))
+    assert f'/edit/main/docs/{source}"' in shown  # the text is written in the chapter
+    cells = shown_code_cells(shown)
+    blocks = read_page(page, ROOT).blocks
+    assert cells[0][0].startswith("%pip install") and cells[0][1] == []  # not run
+    # (the page's leading blank lines in a block are not shown)
+    assert [code for code, _ in cells[1:]] == [block.code.strip("\n") for block in blocks]
+    assert [outputs for _, outputs in cells[1:]] == outputs_of(blocks)
+    chapter = built_site.pages[page.resolve()]
+    assert LINK in chapter  # beside the download
+    # Its math is typeset as the chapter's is, and it loads nothing of nbconvert's.
+    assert ("<math" in shown) == ("<math" in chapter) \
+        and '<span class="arithmatex">\\(' not in shown
+    assert "<script" not in shown.split('<div class="jupyter-wrapper">')[1].split("</article>")[0]
+
+
+def test_practice_notebook_pages_show_the_practice_notebook_with_the_tested_outputs(built_site):
+    from tools.site.notebook_pages import LINK, notebook_source
+    from tools.site.practice_pages import practice_chapters, practice_source
+
+    for chapter in practice_chapters(ROOT):
+        cells = shown_code_cells(site_page(built_site,
+                                           notebook_source(practice_source(chapter))))
+        download = built_site.site_dir / "practice" / chapter.number / f"{chapter.number}.ipynb"
+        nb = nbformat.read(download, as_version=4)
+        assert [code for code, _ in cells] == [c.source.strip("\n") for c in nb.cells
+                                               if c.cell_type == "code"], chapter.number
+        # Each cell shows what its block printed where the page runs it: a check right
+        # after its starter says "Not yet", the same check after the solution "Correct".
+        blocks = iter(read_page(chapter.page, ROOT).blocks)
+        ran = [next(b for b in blocks if b.code.strip("\n") == code) for code, _ in cells[1:]]
+        assert [outputs for _, outputs in cells[1:]] == outputs_of(ran), chapter.number
+        assert LINK in site_page(built_site, practice_source(chapter)), chapter.number
+
+
+def test_notebook_pages_are_searched_below_the_chapters_and_kept_out_of_the_navigation(built_site):
+    import json
+
+    from tools.site.notebook_pages import SEARCH_BOOST
+
+    index = json.loads((built_site.site_dir / "search" / "search_index.json").read_text("utf8"))
+    found = {doc["location"]: doc.get("boost") for doc in index["docs"]}
+    for chapter in discovered_chapters(ROOT):
+        location = f"chapters/{chapter.page.stem}/notebook/"
+        assert found[location] == SEARCH_BOOST, location
+    home = (built_site.site_dir / "index.html").read_text("utf8")
+    assert "/notebook/" not in home  # not in the navigation
+
+
 PYTHON_BLOCK = re.compile(r'<div class="language-python highlight"([^>]*)>')
 
 

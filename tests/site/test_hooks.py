@@ -143,3 +143,48 @@ def test_chapter_header_goes_below_the_title_and_never_into_a_code_block(tmp_pat
         written.write_text(out, "utf8")
         [block] = read_page(written, tmp_path).blocks
         assert block.code == "# a comment, not a heading\nx = 1\n"
+
+
+def test_a_shown_notebook_takes_each_cells_output_from_its_page_block_in_order():
+    import nbformat
+    import pytest
+
+    from tools.notebooks.rendered import with_outputs
+    from tools.source.markdown import Block
+
+    def block(code, output=None):
+        return Block(line=1, code=code + "\n", end=2, output=output)
+
+    cells = [nbformat.v4.new_code_cell(code) for code in ("%pip install x", "check(f)", "y = 2")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    blocks = [block("check(f)", "✗ Not yet\n"), block("check(f)", "✓ Correct\n"),
+              block("y = 2"), block("print(~1)", "t = ~3.5 s, \\~2\n")]
+    shown = with_outputs(nb, blocks)
+    assert shown.cells[0].outputs == [] and shown.cells[0].execution_count is None
+    assert [c.outputs[0].text if c.outputs else None for c in shown.cells[1:]] == [
+        "✗ Not yet\n", None]  # the first block with that code: the one after the starter
+    assert nb.cells[1].outputs == []  # the download is left as it was
+    shown = with_outputs(nbformat.v4.new_notebook(cells=[cells[0], nbformat.v4.new_code_cell(
+        "print(~1)")]), blocks)
+    assert shown.cells[1].outputs[0].text == "t = 3.5 s, ~2\n"  # as a run prints it
+    with pytest.raises(ValueError, match="cell 3 is not a block of its page"):
+        with_outputs(nbformat.v4.new_notebook(cells=[cells[0], cells[2], cells[1]]), blocks)
+
+
+def test_a_rendered_notebook_is_fitted_to_the_site():
+    from tools.site.notebook_pages import fit_to_site
+
+    rendered = ('<script src="https://cdn.example/mathjax.js"></script><style>.a{}</style>'
+                '<p>Scores $q \\cdot k$ and</p><p>$$\nx^2\n$$</p>'
+                '<a href="https://site.example/chapters/ch01-x/">one</a>'
+                '<div class="highlight-ipynb hl-python"><pre><span>cost = "$5"</span>\n</pre></div>'
+                '<div class="jp-RenderedText jp-OutputArea-output" data-mime-type="text/plain">'
+                '<pre>$3 and $4\n</pre></div>')
+    html, styles = fit_to_site(rendered, "https://site.example/", "chapters/ch01-x/notebook/")
+    assert "<script" not in html and "<style" not in html and styles == [".a{}"]
+    assert html.startswith('<link rel="stylesheet" href="../../../assets/stylesheets/notebook.css">')
+    assert '<span class="arithmatex">\\(q \\cdot k\\)</span>' in html
+    assert '<div class="arithmatex">\\[x^2\\]</div>' in html
+    assert '<a href="../../../chapters/ch01-x/">' in html
+    assert '<div class="highlight"><pre><code><span>cost = "$5"</span>' in html  # code stays
+    assert '<div class="highlight"><pre><code>$3 and $4\n</code></pre></div>' in html

@@ -138,3 +138,41 @@ def test_the_block_after_a_your_turn_paragraph_is_the_readers():
     marked = mark_blocks(content, {}, "```python\nx = 1\n```\n\n" * 3)
     divs = re.findall(r'<div class="language-python highlight"[^>]*>', marked)
     assert ["data-run-yours" in div for div in divs] == [True, False, False], divs
+
+
+def test_the_package_wheel_leaves_chapter_7s_checkpoint_to_a_wheel_of_its_own():
+    import io
+    import zipfile
+
+    from tools.site.run_in_page import checkpoint_wheel_bytes, package_wheel_bytes
+
+    def names(wheel):
+        archive = zipfile.ZipFile(io.BytesIO(wheel[1]))
+        assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in archive.infolist())
+        return [n for n in archive.namelist() if ".dist-info/" not in n]
+
+    shipped = sorted(p.relative_to(ROOT).as_posix()
+                     for p in (ROOT / "attention" / "gpt" / "shipped").iterdir() if p.is_file())
+    package, checkpoint = names(package_wheel_bytes()), names(checkpoint_wheel_bytes())
+    assert sorted(checkpoint) == shipped and "attention/gpt/shipped/model.npz" in checkpoint
+    assert not set(package) & set(shipped) and "attention/gpt/run.py" in package
+    assert len(package_wheel_bytes()[1]) < 400e3  # the modules, compressed
+
+
+def test_a_page_needs_the_checkpoint_when_its_code_or_live_figure_reads_it():
+    from tools.site.run_in_page import needs_checkpoint
+
+    assert needs_checkpoint(["from attention.gpt.run import shipped"], [])
+    assert needs_checkpoint(["from attention.gpt import run\nrun.shipped()"], [])
+    assert not needs_checkpoint(["import attention.gpt.byte_level", "import numpy"], [])
+    assert needs_checkpoint([], ["ch07-attention-head"])  # through a cached helper
+    assert not needs_checkpoint([], ["ch02-heads", "ch04-sampling-filters"])
+
+
+def test_only_the_pages_that_read_the_checkpoint_fetch_it(built_site):
+    from tools.site.run_in_page import CHECKPOINT_MARK
+
+    docs = ROOT / "docs"  # (a chapter's notebook page is marked as its chapter is)
+    marked = sorted(p.relative_to(docs).as_posix() for p, html in built_site.pages.items()
+                    if p.is_relative_to(docs) and CHECKPOINT_MARK in html)
+    assert marked == ["chapters/ch04-generation.md", "chapters/ch07-train-a-gpt.md"]

@@ -10,6 +10,7 @@ code imports, pinned to the versions the page was tested with, so it runs anywhe
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
@@ -19,7 +20,8 @@ from urllib.parse import urljoin
 import nbformat
 from mkdocs.utils.meta import get_data
 
-from tools.site.run_in_page import ASSETS, package_wheel_bytes
+from tools.site.run_in_page import (ASSETS, CHECKPOINT_MODULE, checkpoint_wheel_bytes,
+                                    imports_module, package_wheel_bytes)
 from tools.source.markdown import CONTAINER, first_h1, lift_containers, read_page
 
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
@@ -42,6 +44,7 @@ def third_party_imports(code: str) -> list[str]:
     return sorted(found - set(sys.stdlib_module_names) - {PACKAGE})
 
 
+@functools.cache  # reading every installed distribution's file list takes about a second
 def pinned(module: str) -> str:
     """``dist==version`` of the installed distribution that provides ``module``: the
     version the pages were tested with (a local tag such as ``+cpu`` dropped)."""
@@ -53,17 +56,21 @@ def pinned(module: str) -> str:
     return f"{dists[0]}=={version}"
 
 
-def package_wheel_url(site_url: str) -> str:
-    """Where the site serves the course's wheel (the one the browser runs, too)."""
-    return f"{site_url}{ASSETS}/{package_wheel_bytes()[0]}"
+def package_wheel_url(site_url: str, code: str = "") -> str:
+    """Where the site serves the course's wheel (the one the browser runs, too), and
+    chapter 7's checkpoint's beside it when ``code`` reads it."""
+    wheels = [package_wheel_bytes()[0]]
+    if imports_module(code, CHECKPOINT_MODULE):
+        wheels.append(checkpoint_wheel_bytes()[0])
+    return " ".join(f"{site_url}{ASSETS}/{name}" for name in wheels)
 
 
 def install_cell(site_url: str, code: str) -> str:
-    """``%pip install`` of the course's wheel from the site the notebook came from, and of
-    every other library the code imports, pinned to the tested versions (NumPy always:
-    the package needs it)."""
+    """``%pip install`` of the course's wheel from the site the notebook came from (with
+    the checkpoint's where the code reads it), and of every other library the code
+    imports, pinned to the tested versions (NumPy always: the package needs it)."""
     libraries = sorted({pinned(m) for m in third_party_imports(code)} | {pinned("numpy")})
-    return (f"%pip install --quiet --force-reinstall --no-deps {package_wheel_url(site_url)}\n"
+    return (f"%pip install --quiet --force-reinstall --no-deps {package_wheel_url(site_url, code)}\n"
             f"%pip install --quiet {' '.join(libraries)}")
 
 

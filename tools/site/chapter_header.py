@@ -4,7 +4,8 @@ A page whose front matter has ``level`` is a chapter. Below its title the hook s
 level, the reading time (the page's words at 200 a minute, code included), what the
 reader will learn (``learn``, a list), what the chapter assumes (``assumes``, a list), a
 "Download as notebook" link (the notebook is written next to the page's HTML;
-``tools.notebooks`` makes it) and, when the page has a ``## Practice`` section, a link to
+``tools.notebooks`` makes it), a link to the notebook shown with its outputs
+(``notebook_pages.py``) and, when the page has a ``## Practice`` section, a link to
 the chapter's practice page (``practice_pages.py``). Nothing of this is typed into the page.
 """
 
@@ -20,6 +21,7 @@ if ROOT not in sys.path:  # mkdocs loads a hook by its path, not as part of the 
     sys.path.insert(0, ROOT)
 
 from tools.notebooks.chapter import chapter_notebook  # noqa: E402
+from tools.site.notebook_pages import LINK as NOTEBOOK_PAGE  # noqa: E402
 from tools.source.chapters import chapter_of, practice_lines  # noqa: E402
 from tools.source.markdown import first_h1  # noqa: E402
 
@@ -52,7 +54,8 @@ def facts_list(title: str, items) -> str:
 
 def header(page, markdown: str, docs_dir: str) -> str:
     meta = page.meta
-    links = [f'<a href="{notebook_name(page)}" download>Download as notebook</a>']
+    links = [f'<a href="{notebook_name(page)}" download>Download as notebook</a>',
+             NOTEBOOK_PAGE]
     if practice := practice_link(page, markdown):
         links.append(f'<a href="{practice}">Practice page</a>')
     line = " · ".join(

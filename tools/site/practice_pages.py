@@ -39,6 +39,7 @@ from mkdocs.structure.files import File  # noqa: E402
 from mkdocs.utils.meta import get_data  # noqa: E402
 
 from tools.notebooks.practice import practice_notebook  # noqa: E402
+from tools.site.notebook_pages import LINK as NOTEBOOK_PAGE  # noqa: E402
 from tools.site.run_in_page import block_code  # noqa: E402
 from tools.source.chapters import chapters  # noqa: E402
 from tools.source.markdown import code_lines  # noqa: E402
@@ -164,7 +165,8 @@ The exercises of [{title}]({chapter_link}#practice), with their checks and solut
 Every block runs in your browser: press **Edit** on a starter, complete it, then **Run**
 on the check under it. A **✓ Correct** marks the exercise solved on the
 [drills page](index.md) (in this browser only). To work in Jupyter instead:
-<a href="{notebook_name(chapter)}" download>Download as notebook</a>.
+<a href="{notebook_name(chapter)}" download>Download as notebook</a> ({NOTEBOOK_PAGE}
+with the outputs of its tested run).
 
 """ + "\n".join(body).strip("\n") + "\n"
 

@@ -7,7 +7,10 @@ NumPy wheel (``tools/site/pyodide_runtime.py``), its two largest files gzipped (
 decompresses them and reports the download's progress), and a pure-Python wheel of the
 ``attention`` package built from this checkout into ``assets/pyodide/``, with a
 ``manifest.json`` of names and sizes. Nothing is downloaded until the reader first presses
-Run. A page with ``<!-- run-in-page facts -->`` (the home page) gets a sentence with the
+Run. Chapter 7's checkpoint (``attention/gpt/shipped/``, 1.5 MB of weights) is a wheel of
+its own, fetched only on a page that reads it: one whose code imports ``attention.gpt.run``
+or whose live figure does (``needs_checkpoint``); such a page is marked
+``data-run-checkpoint`` and the worker adds that wheel before running. A page with ``<!-- run-in-page facts -->`` (the home page) gets a sentence with the
 browser's versions and the download's size, computed here.
 
 Which blocks can run there is decided here, at build time, from the code itself: the
@@ -31,12 +34,14 @@ import gzip
 import hashlib
 import importlib.metadata
 import html
+import inspect
 import io
 import json
 import platform
 import re
 import symtable
 import sys
+import types
 import zipfile
 from pathlib import Path
 
@@ -269,6 +274,56 @@ def fence_bands(markdown: str, count: int) -> list[str | None]:
 FACTS = "<!-- run-in-page facts -->"  # a page's placeholder for what Run downloads and runs
 
 
+CHECKPOINT_MODULE = "attention.gpt.run"  # the module that reads attention/gpt/shipped/
+CHECKPOINT_MARK = "<div hidden data-run-checkpoint></div>"
+LIVE_FIGURE = re.compile(r'class="live-figure" data-figure="([^"]+)"')
+
+
+def imports_module(code: str, module: str) -> bool:
+    """Whether ``code`` imports ``module``, or a name from it, anywhere."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == module for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (
+                node.module == module
+                or any(f"{node.module}.{a.name}" == module for a in node.names)):
+            return True
+    return False
+
+
+def reads_checkpoint(function) -> bool:
+    """Whether ``function`` imports the checkpoint's module, itself or through a function
+    of its own module that it calls (a cached one too), at any depth."""
+    names = function.__globals__
+    codes, seen = [inspect.unwrap(function).__code__], set()
+    while codes:
+        code = codes.pop()
+        if code in seen:
+            continue
+        seen.add(code)
+        if CHECKPOINT_MODULE in code.co_names:  # an import names its module there
+            return True
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        for name in code.co_names:
+            target = inspect.unwrap(names[name]) if callable(names.get(name)) else None
+            if isinstance(target, types.FunctionType) and target.__globals__ is names:
+                codes.append(target.__code__)
+    return False
+
+
+def needs_checkpoint(codes: list[str], figures: list[str]) -> bool:
+    """Whether a page with these blocks and live figures reads chapter 7's checkpoint."""
+    from attention.interactive import FIGURES
+
+    return (any(imports_module(code, CHECKPOINT_MODULE) for code in codes)
+            or any(reads_checkpoint(FIGURES[name].function) for name in figures
+                   if name in FIGURES))
+
+
 def mark_blocks(content: str, skips: dict, markdown: str = "") -> str:
     """A page's HTML with each Python block marked for run-in-page.js: its index
     (``data-run-block``), why the browser cannot run it (``data-run-needs``), its fence's
@@ -278,9 +333,12 @@ def mark_blocks(content: str, skips: dict, markdown: str = "") -> str:
     if FACTS in content:
         content = content.replace(FACTS, f"<p>{facts()}</p>")
     blocks = list(PYTHON_BLOCK.finditer(content))
+    codes = [block_code(b.group(1)) for b in blocks]
+    if needs_checkpoint(codes, LIVE_FIGURE.findall(content)):
+        content += CHECKPOINT_MARK
     if not blocks:
         return content
-    plan = browser_plan([block_code(b.group(1)) for b in blocks], skips)
+    plan = browser_plan(codes, skips)
     pieces, last = [], 0
     bands = fence_bands(markdown, len(blocks))
     for index, (match, reason) in enumerate(zip(blocks, plan)):
@@ -325,7 +383,8 @@ GZIPPED = ("pyodide.asm.wasm", "pyodide.asm.js")  # 10.1 MB -> 3.1, 1.3 MB -> 0.
 
 
 def download_bytes() -> int:
-    """What the first Run fetches: the served files and the package's wheel."""
+    """What the first Run fetches: the served files and the package's wheel (a page that
+    reads chapter 7's checkpoint adds ``checkpoint_wheel_bytes``)."""
     return sum(len(data) for data in served().values()) + len(package_wheel_bytes()[1])
 
 
@@ -342,58 +401,84 @@ def facts() -> str:
     return (f"Your browser runs Python {python} and NumPy {numpy} (the pages were tested "
             f"with Python {tested}; the output of every block that runs here is checked in "
             "both). The first "
-            f"Run downloads {download_bytes() / 1e6:.1f} MB once; later pages and visits "
-            "take it from the browser's cache.")
+            f"Run downloads {download_bytes() / 1e6:.1f} MB once (the pages that use "
+            f"chapter 7's trained model {len(checkpoint_wheel_bytes()[1]) / 1e6:.1f} MB "
+            "more); later pages and visits take it from the browser's cache.")
 
 
-@functools.cache
-def package_wheel_bytes() -> tuple[str, bytes]:
-    """A pure-Python wheel of the ``attention`` package, built from this checkout: its file
-    name and its bytes (the same bytes for the same source). The browser installs it, and
-    so do the downloadable notebooks (``tools/notebooks/chapter.py``)."""
-    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text("utf8"), re.M)[1]
-    dist = f"attention_from_scratch-{version}"
+def version() -> str:
+    return re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text("utf8"), re.M)[1]
+
+
+def wheel(dist: str, files: dict[str, bytes]) -> tuple[str, bytes]:
+    """A pure-Python wheel of distribution ``dist`` holding ``files`` (path -> bytes): its
+    file name and its bytes (the same bytes for the same files)."""
+    dist = f"{dist}-{version()}"
     name = f"{dist}-py3-none-any.whl"
-    files = {f"{dist}.dist-info/METADATA":
-             f"Metadata-Version: 2.1\nName: attention-from-scratch\nVersion: {version}\n",
-             f"{dist}.dist-info/WHEEL":
-             "Wheel-Version: 1.0\nGenerator: tools.site.run_in_page\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    files = {path: text.encode() for path, text in files.items()}
-    # The modules, and the data files that travel with them: chapter 7's tokenizer,
-    # checkpoint and log (attention/gpt/shipped/), read by the pages as by the tests.
-    for path in sorted((ROOT / PACKAGE).rglob("*")):
-        if path.suffix == ".py" or (path.parent.name == "shipped" and path.is_file()
-                                    and path.suffix != ".tmp"):
-            files[path.relative_to(ROOT).as_posix()] = path.read_bytes()
-    # Chapter 5 reads the benchmark's results next to the package, as in the repository:
-    # installed from this wheel, they are there too (site-packages/benchmarks/).
-    files[RESULTS] = (ROOT / RESULTS).read_bytes()
+    meta = {f"{dist}.dist-info/METADATA":
+            f"Metadata-Version: 2.1\nName: {dist.rsplit('-', 1)[0].replace('_', '-')}\n"
+            f"Version: {version()}\n",
+            f"{dist}.dist-info/WHEEL":
+            "Wheel-Version: 1.0\nGenerator: tools.site.run_in_page\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files = {**files, **{path: text.encode() for path, text in meta.items()}}
     record = [f"{path},sha256={hashlib.sha256(data).hexdigest()},{len(data)}"
               for path, data in files.items()]
     files[f"{dist}.dist-info/RECORD"] = ("\n".join(record + [f"{dist}.dist-info/RECORD,,"])
                                          + "\n").encode()
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, data in files.items():
-            wheel.writestr(zipfile.ZipInfo(path, (2020, 1, 1, 0, 0, 0)), data)
+            info = zipfile.ZipInfo(path, (2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED  # a ZipInfo's own default is stored
+            archive.writestr(info, data)
     return name, buffer.getvalue()
+
+
+def is_checkpoint(path: Path) -> bool:
+    """A data file of chapter 7's run (attention/gpt/shipped/): tokenizer, weights, log."""
+    return path.parent.name == "shipped" and path.is_file() and path.suffix != ".tmp"
+
+
+@functools.cache
+def package_wheel_bytes() -> tuple[str, bytes]:
+    """A pure-Python wheel of the ``attention`` package's modules, built from this checkout.
+    The browser installs it, and so do the downloadable notebooks
+    (``tools/notebooks/chapter.py``)."""
+    files = {path.relative_to(ROOT).as_posix(): path.read_bytes()
+             for path in sorted((ROOT / PACKAGE).rglob("*.py"))}
+    # Chapter 5 reads the benchmark's results next to the package, as in the repository:
+    # installed from this wheel, they are there too (site-packages/benchmarks/).
+    files[RESULTS] = (ROOT / RESULTS).read_bytes()
+    return wheel("attention_from_scratch", files)
+
+
+@functools.cache
+def checkpoint_wheel_bytes() -> tuple[str, bytes]:
+    """Chapter 7's tokenizer, checkpoint and log as a wheel of their own, installed into
+    the package's folder beside the modules: only the pages that read them fetch it."""
+    return wheel("attention_from_scratch_checkpoint",
+                 {path.relative_to(ROOT).as_posix(): path.read_bytes()
+                  for path in sorted((ROOT / PACKAGE).rglob("*")) if is_checkpoint(path)})
 
 
 def write_runtime(site_dir: Path) -> None:
     """Write what Run downloads into the built site: the runtime, NumPy's wheel, the
-    package's wheel, and the manifest of their names and sizes."""
+    package's wheel, chapter 7's checkpoint wheel (fetched only by the pages that read
+    it), and the manifest of their names and sizes."""
     dest = Path(site_dir) / ASSETS
     dest.mkdir(parents=True, exist_ok=True)
     for name, data in served().items():
         (dest / name).write_bytes(data)
-    wheel, data = package_wheel_bytes()
-    (dest / wheel).write_bytes(data)
     files = {name.removesuffix(".gz"): {"gzip": name if name.endswith(".gz") else None,
                                         "bytes": len(data)}
              for name, data in served().items() if name != "pyodide.js"}  # importScripts
-    files[wheel] = {"gzip": None, "bytes": len(data)}
-    manifest = {"wheels": [NUMPY_WHEEL, wheel], "files": files,
-                "download": sum(entry["bytes"] for entry in files.values())}
+    package, checkpoint = package_wheel_bytes(), checkpoint_wheel_bytes()
+    for name, data in (package, checkpoint):
+        (dest / name).write_bytes(data)
+        files[name] = {"gzip": None, "bytes": len(data)}
+    manifest = {"wheels": [NUMPY_WHEEL, package[0]], "checkpoint": checkpoint[0],
+                "files": files, "download": sum(entry["bytes"] for name, entry in files.items()
+                                                if name != checkpoint[0])}
     (dest / "manifest.json").write_text(json.dumps(manifest), "utf8")
 
 

@@ -63,6 +63,8 @@ def unknown_placeholders(markdown: str) -> list[str]:
 
 
 def on_page_markdown(markdown, page, config, files):
+    if not page.file.src_uri.endswith(".md"):  # a notebook's JSON (notebook_pages.py)
+        return markdown
     if unknown := unknown_placeholders(markdown):
         raise PluginError(f"{page.file.src_uri}: unknown placeholder {unknown[0]}: the only "
                           f"one is {STAMP_MARKER}")
