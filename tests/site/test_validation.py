@@ -112,8 +112,10 @@ def test_question_syntax_inside_a_code_fence_is_not_a_question():
 @pytest.mark.parametrize("text, words", [
     ('??? question "Empty?"\n\nNext paragraph.\n', "line 1: the question 'Empty?' has no answer"),
     ('??? question "Twice?"\n    Yes.\n\n??? question "Twice?"\n    Again.\n', "is asked twice"),
+    ('??? question "Why not k^T v?"\n    Because.\n', "writes math outside $...$"),
+    ('??? question "Why not q_i?"\n    Because.\n', "writes math outside $...$"),
 ])
-def test_an_empty_answer_or_a_duplicate_question_is_a_problem(text, words):
+def test_an_empty_answer_a_duplicate_or_raw_math_in_a_title_is_a_problem(text, words):
     assert any(words in problem for problem in interview_questions.question_problems(text))
 
 
@@ -205,3 +207,15 @@ def page_formulas(markdown: str) -> list[tuple[str, bool]]:
     prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", markdown, flags=re.S))
     return [((display or inline).strip(), bool(display)) for display, inline
             in re.findall(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", prose, re.S)]
+
+
+def test_math_and_code_in_a_question_title_are_not_raw():
+    text = '??? question "Why $k^⊤ v$ and not `top_k`?"\n    Because.\n'
+    assert interview_questions.question_problems(text) == []
+
+
+def test_no_question_of_the_course_shows_raw_math():
+    raw = [f"{path.name}: {problem}" for path in sorted((ROOT / "docs").rglob("*.md"))
+           for problem in interview_questions.question_problems(path.read_text("utf8"))
+           if "outside $...$" in problem]
+    assert not raw, "\n".join(raw)
