@@ -57,6 +57,27 @@ def layer_skip_draft(params, config, n_layers):
     return keep, replace(config, n_layers=n_layers)
 
 
+def tables(result: dict) -> str:
+    """The page's tables (Markdown) of a run's ``result``: narrow enough for a phone, with
+    one column per batch size and what was run said above the table, not in a header."""
+    m, runs = result["model"], result["generate"]
+    md = (f"Greedy decoding, {m['n_layers']} layers x {m['d_model']}, vocabulary "
+          f"{m['vocab_size']}, float32, {result['prompt']} + {result['new_tokens']} tokens:\n\n"
+          f"| measured | {' | '.join(runs)} |\n|---|{'---|' * len(runs)}\n")
+    for label, cell in (("ours, tokens/s", lambda r: f"{r['tokens_per_s']['numpy']:.0f}"),
+                        ("Hugging Face, tokens/s", lambda r: f"{r['tokens_per_s']['hf']:.0f}"),
+                        ("time, ours / Hugging Face", lambda r: f"{r['ratio_numpy_over_hf']:.2f}"),
+                        ("same tokens", lambda r: str(r["same_tokens"]))):
+        md += f"| {label} | {' | '.join(cell(r) for r in runs.values())} |\n"
+    s = result["speculative"]
+    return md + (f"\n| speculative, batch 1, draft: the first {s['draft_layers']} blocks, "
+                 f"{s['n_draft']} drafted a round | value |\n|---|---|\n"
+                 f"| acceptance rate | {s['acceptance']:.2f} |\n"
+                 f"| tokens per target call | {s['tokens_per_target_call']:.2f} |\n"
+                 f"| speed-up over generate | {s['speedup']:.2f} |\n"
+                 f"| same tokens as generate | {s['same_tokens']} |\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -110,20 +131,7 @@ def main(argv=None):
     with tempfile.NamedTemporaryFile("w", dir=out, delete=False, suffix=".tmp") as f:
         json.dump(result, f, indent=1)
     os.replace(f.name, out / f"{stem}.json")
-    m = result["model"]
-    md = (f"| greedy decoding, {m['n_layers']} layers x {m['d_model']}, vocabulary "
-          f"{m['vocab_size']}, float32, {PROMPT} + {NEW} tokens | ours tokens/s | "
-          f"Hugging Face tokens/s | time ours / HF | same tokens |\n|---|---|---|---|---|\n")
-    for name, r in result["generate"].items():
-        md += (f"| {name} | {r['tokens_per_s']['numpy']:.0f} | {r['tokens_per_s']['hf']:.0f} "
-               f"| {r['ratio_numpy_over_hf']:.2f} | {r['same_tokens']} |\n")
-    s = result["speculative"]
-    md += (f"\n| speculative, batch 1, draft: the first {DRAFT_LAYERS} blocks, "
-           f"{N_DRAFT} drafted a round | value |\n|---|---|\n"
-           f"| acceptance rate | {s['acceptance']:.2f} |\n"
-           f"| tokens per target call | {s['tokens_per_target_call']:.2f} |\n"
-           f"| speed-up over generate | {s['speedup']:.2f} |\n"
-           f"| same tokens as generate | {s['same_tokens']} |\n")
+    md = tables(result)
     (out / f"{stem}.md").write_text(md)
     print(md)
     return result
