@@ -242,6 +242,75 @@ def costs(params, config, draft, prompt, rounds, alpha):
             "expected_tokens_per_call": tokens}
 
 
+def tables(result: dict) -> str:
+    """The page's tables (Markdown) of a run's ``result``: narrow enough for a phone, with
+    one column per batch size and what was run said above the table, not in a header."""
+    m, runs = result["model"], result["generate"]
+    md = (f"Greedy decoding, {m['n_layers']} layers x {m['d_model']}, vocabulary "
+          f"{m['vocab_size']}, float32, {result['prompt']} + {result['new_tokens']} tokens:\n\n"
+          f"| measured | {' | '.join(runs)} |\n|---|{'---|' * len(runs)}\n")
+    for label, cell in (("ours, tokens/s", lambda r: f"{r['tokens_per_s']['numpy']:.0f}"),
+                        ("Hugging Face, tokens/s", lambda r: f"{r['tokens_per_s']['hf']:.0f}"),
+                        ("time, ours / Hugging Face", lambda r: f"{r['ratio_numpy_over_hf']:.2f}"),
+                        ("same tokens", lambda r: str(r["same_tokens"]))):
+        md += f"| {label} | {' | '.join(cell(r) for r in runs.values())} |\n"
+    s = result["speculative"]
+    md += (f"\n| speculative, batch 1, draft: the first {s['draft_layers']} blocks, "
+           f"{s['n_draft']} drafted a round | value |\n|---|---|\n"
+           f"| acceptance rate | {s['acceptance']:.2f} |\n"
+           f"| tokens per target call | {s['tokens_per_target_call']:.2f} |\n"
+           f"| speed-up over generate | {s['speedup']:.2f} |\n"
+           f"| same tokens as generate | {s['same_tokens']} |\n"
+           f"\nThe rows above: measured {result['date']}, load average "
+           f"{result['load_average_start']:.1f} to "
+           f"{result['load_average_end']:.1f}; the rows below (chapter 7's "
+           f"model): {result['trained_date']} UTC, one BLAS thread, each with "
+           f"its load.\n")
+    t = result["speculative_trained"]
+    md += (f"\n| speculative, batch 1, chapter 7's trained model, "
+           f"{t['prompts']} held-out prompts of {t['prompt']} + {t['new_tokens']}"
+           f" tokens, draft: prompt lookup and a trigram table, {t['n_draft']} "
+           f"drafted a round | value |\n|---|---|\n"
+           f"| acceptance rate | {t['acceptance']:.2f} |\n"
+           f"| tokens per target call | {t['tokens_per_target_call']:.2f} |\n"
+           f"| a draft guess, in target steps (c) | "
+           f"{t['cost_draft_over_step']:.3f} |\n"
+           f"| a verifying call of {t['n_draft'] + 1} tokens, in target steps | "
+           f"{t['cost_verify_over_step']:.2f} |\n"
+           f"| predicted speed-up (Leviathan et al., verifying = 1 step) | "
+           f"{t['predicted_speedup']:.2f} |\n"
+           f"| predicted speed-up, the verifying call's measured cost | "
+           f"{t['predicted_speedup_measured_verify']:.2f} |\n"
+           f"| measured speed-up over generate | {t['speedup']:.2f} "
+           f"(load {t['load'][0]:.1f} to {t['load'][1]:.1f}) |\n"
+           f"| same tokens as generate | {t['same_tokens']} |\n")
+    p, c = result["scheduling"]["prefix_cache"], result["scheduling"]["chunked_prefill"]
+    md += (f"\n| serve(), chapter 7's trained model | value |\n|---|---|\n"
+           f"| prefix cache, {p['requests']} requests sharing {p['system_prompt']} "
+           f"tokens: blocks found | {p['hit_rate']:.0%} |\n"
+           f"| prefix cache: speed-up over none | {p['speedup']:.2f} (load "
+           f"{p['load'][0]:.1f} to {p['load'][1]:.1f}) |\n"
+           f"| prompt of {c['long_prompt']} while 4 decode: first token, whole / "
+           f"chunks of {c['chunk']} | {c['whole']['first_token_steps']} / "
+           f"{c['chunked']['first_token_steps']} steps |\n"
+           f"| the decoding ones' widest gap, whole / chunked | "
+           f"{c['whole']['widest_gap_work']} / {c['chunked']['widest_gap_work']}"
+           f" tokens of work |\n"
+           f"| chunked prefill: time / whole | {c['time_chunked_over_whole']:.2f} "
+           f"(load {c['load'][0]:.1f} to {c['load'][1]:.1f}) |\n"
+           f"| same tokens (cache, chunks) | {p['same_tokens']}, "
+           f"{c['same_tokens']} |\n")
+    q = result["int8_cache"]
+    md += (f"\n| int8 KV cache, chapter 7's trained model, {T_NEW} greedy tokens "
+           f"| value |\n|---|---|\n"
+           f"| bytes / float16's | {q['bytes_over_float16']:.3f} |\n"
+           f"| largest logit change / largest logit | {q['logit_drift']:.1e} |\n"
+           f"| same greedy tokens | {q['same_tokens']} |\n"
+           f"| time / float cache's | {q['time_int8_over_float']:.2f} (load "
+           f"{q['load'][0]:.1f} to {q['load'][1]:.1f}) |\n")
+    return md
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -258,7 +327,7 @@ def main(argv=None):
     with tempfile.NamedTemporaryFile("w", dir=out, delete=False, suffix=".tmp") as f:
         json.dump(result, f, indent=1)
     os.replace(f.name, out / f"{stem}.json")
-    md = markdown(result)
+    md = tables(result)
     (out / f"{stem}.md").write_text(md)
     print(md)
     return result
@@ -323,71 +392,6 @@ def hf_rows(args):
     result["load_average_end"] = os.getloadavg()[0]
     return result
 
-
-def markdown(result):
-    """serving.md: the tables of every row, the load beside each ratio."""
-    m = result["model"]
-    md = (f"| greedy decoding, {m['n_layers']} layers x {m['d_model']}, vocabulary "
-          f"{m['vocab_size']}, float32, {PROMPT} + {NEW} tokens | ours tokens/s | "
-          f"Hugging Face tokens/s | time ours / HF | same tokens |\n|---|---|---|---|---|\n")
-    for name, r in result["generate"].items():
-        md += (f"| {name} | {r['tokens_per_s']['numpy']:.0f} | {r['tokens_per_s']['hf']:.0f} "
-               f"| {r['ratio_numpy_over_hf']:.2f} | {r['same_tokens']} |\n")
-    s = result["speculative"]
-    md += (f"\n| speculative, batch 1, draft: the first {DRAFT_LAYERS} blocks, "
-           f"{N_DRAFT} drafted a round | value |\n|---|---|\n"
-           f"| acceptance rate | {s['acceptance']:.2f} |\n"
-           f"| tokens per target call | {s['tokens_per_target_call']:.2f} |\n"
-           f"| speed-up over generate | {s['speedup']:.2f} |\n"
-           f"| same tokens as generate | {s['same_tokens']} |\n"
-           f"\nThe rows above: measured {result['date']}, load average "
-           f"{result['load_average_start']:.1f} to "
-           f"{result['load_average_end']:.1f}; the rows below (chapter 7's "
-           f"model): {result['trained_date']} UTC, one BLAS thread, each with "
-           f"its load.\n")
-    t = result["speculative_trained"]
-    md += (f"\n| speculative, batch 1, chapter 7's trained model, "
-           f"{t['prompts']} held-out prompts of {t['prompt']} + {t['new_tokens']}"
-           f" tokens, draft: prompt lookup and a trigram table, {t['n_draft']} "
-           f"drafted a round | value |\n|---|---|\n"
-           f"| acceptance rate | {t['acceptance']:.2f} |\n"
-           f"| tokens per target call | {t['tokens_per_target_call']:.2f} |\n"
-           f"| a draft guess, in target steps (c) | "
-           f"{t['cost_draft_over_step']:.3f} |\n"
-           f"| a verifying call of {t['n_draft'] + 1} tokens, in target steps | "
-           f"{t['cost_verify_over_step']:.2f} |\n"
-           f"| predicted speed-up (Leviathan et al., verifying = 1 step) | "
-           f"{t['predicted_speedup']:.2f} |\n"
-           f"| predicted speed-up, the verifying call's measured cost | "
-           f"{t['predicted_speedup_measured_verify']:.2f} |\n"
-           f"| measured speed-up over generate | {t['speedup']:.2f} "
-           f"(load {t['load'][0]:.1f} to {t['load'][1]:.1f}) |\n"
-           f"| same tokens as generate | {t['same_tokens']} |\n")
-    p, c = result["scheduling"]["prefix_cache"], result["scheduling"]["chunked_prefill"]
-    md += (f"\n| serve(), chapter 7's trained model | value |\n|---|---|\n"
-           f"| prefix cache, {p['requests']} requests sharing {p['system_prompt']} "
-           f"tokens: blocks found | {p['hit_rate']:.0%} |\n"
-           f"| prefix cache: speed-up over none | {p['speedup']:.2f} (load "
-           f"{p['load'][0]:.1f} to {p['load'][1]:.1f}) |\n"
-           f"| prompt of {c['long_prompt']} while 4 decode: first token, whole / "
-           f"chunks of {c['chunk']} | {c['whole']['first_token_steps']} / "
-           f"{c['chunked']['first_token_steps']} steps |\n"
-           f"| the decoding ones' widest gap, whole / chunked | "
-           f"{c['whole']['widest_gap_work']} / {c['chunked']['widest_gap_work']}"
-           f" tokens of work |\n"
-           f"| chunked prefill: time / whole | {c['time_chunked_over_whole']:.2f} "
-           f"(load {c['load'][0]:.1f} to {c['load'][1]:.1f}) |\n"
-           f"| same tokens (cache, chunks) | {p['same_tokens']}, "
-           f"{c['same_tokens']} |\n")
-    q = result["int8_cache"]
-    md += (f"\n| int8 KV cache, chapter 7's trained model, {T_NEW} greedy tokens "
-           f"| value |\n|---|---|\n"
-           f"| bytes / float16's | {q['bytes_over_float16']:.3f} |\n"
-           f"| largest logit change / largest logit | {q['logit_drift']:.1e} |\n"
-           f"| same greedy tokens | {q['same_tokens']} |\n"
-           f"| time / float cache's | {q['time_int8_over_float']:.2f} (load "
-           f"{q['load'][0]:.1f} to {q['load'][1]:.1f}) |\n")
-    return md
 
 
 if __name__ == "__main__":

@@ -238,7 +238,8 @@ def _prompt_weights(prompt):
              [TextBox("prompt", "Prompt", "The attention weights of each query sum to one.",
                       120),
               Choice("layer", "Layer", tuple((str(i), f"layer {i}") for i in range(3)), "0"),
-              Choice("head", "Head", tuple((str(h), f"head {h}") for h in range(4)), "0")])
+              # Chapter 7's figure above it: the layer-0 head leaning most on the previous token.
+              Choice("head", "Head", tuple((str(h), f"head {h}") for h in range(4)), "2")])
 def trained_attention(prompt, layer, head):
     """Chapter 7: the weights of one head of the shipped model on the reader's prompt
     (its first 16 tokens), with the share on the previous token."""

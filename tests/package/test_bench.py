@@ -139,3 +139,14 @@ def test_render_rewrites_the_table_from_the_json_alone(quick_run, tmp_path):
     (tmp_path / "results.json").write_text((out / "results-quick.json").read_text())
     bench.render(tmp_path)
     assert (tmp_path / "results.md").read_text() == (out / "results-quick.md").read_text()
+
+
+def test_the_serving_tables_on_chapter_11_are_the_ones_its_json_gives():
+    """benchmarks/serving.md is what `tables` writes from benchmarks/serving.json: the
+    page shows the measured run, in the layout a phone can show whole (three columns)."""
+    from benchmarks.serving import tables
+
+    result = json.loads((ROOT / "benchmarks" / "serving.json").read_text("utf8"))
+    shown = (ROOT / "benchmarks" / "serving.md").read_text("utf8")
+    assert shown == tables(result)
+    assert all(line.count("|") <= 4 for line in shown.splitlines() if line.startswith("|"))

@@ -253,3 +253,15 @@ def test_a_malformed_placeholder_fails_the_build_naming_the_page(placeholder):
                                           r"placeholder must be an empty div"):
         on_page_content(f"<p>Before.</p>\n{placeholder}\n<p>After.</p>", PAGE,
                         None, None)
+
+
+def test_the_trained_model_figure_starts_on_the_head_chapter_7_shows_above_it():
+    """The live figure opens on the sentence, layer and head of the static figure and
+    text above it: layer 0's head with the largest share on the previous token."""
+    page = (ROOT / "docs" / "chapters" / "ch07-train-a-gpt.md").read_text("utf8")
+    sentences = re.findall(r'^sentence = "(.*)"$', page, re.M)
+    start = FIGURES["ch07-attention-head"].defaults()
+    assert sentences and set(sentences) == {start["prompt"]} and start["layer"] == "0"
+    _, layers = live._prompt_weights(start["prompt"])
+    previous = [np.diagonal(w, offset=-1).mean() for w in layers[0]]
+    assert start["head"] == str(int(np.argmax(previous))), previous

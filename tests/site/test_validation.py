@@ -4,6 +4,7 @@ Each hook's check is called directly on a small page (fast); one fixture build s
 failing check does abort `mkdocs build --strict`.
 """
 
+import re
 import shutil
 from types import SimpleNamespace
 
@@ -111,8 +112,10 @@ def test_question_syntax_inside_a_code_fence_is_not_a_question():
 @pytest.mark.parametrize("text, words", [
     ('??? question "Empty?"\n\nNext paragraph.\n', "line 1: the question 'Empty?' has no answer"),
     ('??? question "Twice?"\n    Yes.\n\n??? question "Twice?"\n    Again.\n', "is asked twice"),
+    ('??? question "Why not k^T v?"\n    Because.\n', "writes math outside $...$"),
+    ('??? question "Why not q_i?"\n    Because.\n', "writes math outside $...$"),
 ])
-def test_an_empty_answer_or_a_duplicate_question_is_a_problem(text, words):
+def test_an_empty_answer_a_duplicate_or_raw_math_in_a_title_is_a_problem(text, words):
     assert any(words in problem for problem in interview_questions.question_problems(text))
 
 
@@ -152,6 +155,7 @@ def test_the_stamp_inside_code_stays_as_written():
     (r"\frac{1}", "<mfrac> needs 2 arguments, got 1"),
     (r"x^{2} + \end{matrix}", r"unknown command \end"),
     (r"a & b", "not well-formed"),
+    (r"\text{a\{b}", r"the escape \{ would be shown as it is"),
 ])
 def test_an_invalid_formula_fails_naming_the_page_and_the_formula(tex, words):
     html = f'<p><span class="arithmatex">\\({tex}\\)</span></p>'
@@ -173,3 +177,45 @@ def test_a_failing_check_aborts_the_strict_build(tmp_path):
         "  - pymdownx.tabbed\n  - attr_list\n  - md_in_html\n", "utf8")
     with pytest.raises((Abort, PluginError), match="field `level` is missing or empty"):
         build_site(tmp_path / "mkdocs.yml", tmp_path / "site")
+
+
+@pytest.mark.parametrize("tex, shown", [
+    (r"n_\text{kv\_heads}", "kv_heads"),
+    (r"1/\sqrt{\texttt{query\_pre\_attn\_scalar}}", "query_pre_attn_scalar"),
+    (r"\text{5\%\#}", "5%#"),
+])
+def test_a_text_escape_is_typeset_as_the_character_it_stands_for(tex, shown):
+    """TeX prints ``\\_`` in text mode as ``_``; the typeset formula shows no backslash."""
+    mathml = typeset.to_mathml(tex, display=False)
+    assert f">{shown}</mtext>" in mathml and "\\" not in mathml, mathml
+
+
+def test_no_formula_of_the_course_shows_a_backslash():
+    """Every formula on every page, typeset as the build does: a backslash left in the
+    MathML is a TeX command or escape the reader would see as written."""
+    formulas = [(path.relative_to(ROOT), tex, display)
+                for path in sorted((ROOT / "docs").rglob("*.md"))
+                for tex, display in page_formulas(path.read_text("utf8"))]
+    assert len(formulas) > 1000, len(formulas)
+    shown = [f"{path}: {tex}" for path, tex, display in formulas
+             if "\\" in typeset.to_mathml(tex, display)]
+    assert not shown, "formulas that show a backslash:\n" + "\n".join(shown)
+
+
+def page_formulas(markdown: str) -> list[tuple[str, bool]]:
+    """The formulas of a page's Markdown outside code, ``$$...$$`` (display) and ``$...$``."""
+    prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", markdown, flags=re.S))
+    return [((display or inline).strip(), bool(display)) for display, inline
+            in re.findall(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", prose, re.S)]
+
+
+def test_math_and_code_in_a_question_title_are_not_raw():
+    text = '??? question "Why $k^⊤ v$ and not `top_k`?"\n    Because.\n'
+    assert interview_questions.question_problems(text) == []
+
+
+def test_no_question_of_the_course_shows_raw_math():
+    raw = [f"{path.name}: {problem}" for path in sorted((ROOT / "docs").rglob("*.md"))
+           for problem in interview_questions.question_problems(path.read_text("utf8"))
+           if "outside $...$" in problem]
+    assert not raw, "\n".join(raw)

@@ -33,6 +33,8 @@ DARK_INK = "#c4c6cc"  # 9.5:1 on the dark theme's background
 LIGHT_DATA = {"#ff7f0e": "#da6600", "#2ca02c": "#2b9c2b", "#e377c2": "#dc55b3",
               "#bcbd22": "#8d8d19", "#17becf": "#1294a1"}  # on white
 DARK_DATA = {"#1f77b4": "#207dbd", "#d62728": "#db3738", "#8c564b": "#a66659"}  # on #1e2129
+LIGHT_BACKGROUND = "#ffffff"  # Material's default scheme
+DARK_BACKGROUND = "#1e2129"  # Material's slate scheme, hsl(225, 15%, 14%)
 FIGURES = "assets/figures/"
 
 _IMG = re.compile(r'<img\b[^>]*\bsrc="(?P<src>[^"#]*' + re.escape(FIGURES)

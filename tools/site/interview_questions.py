@@ -33,9 +33,11 @@ from tools.source.markdown import code_lines, first_h1  # noqa: E402
 
 PAGE = "interview-questions.md"
 CHAPTERS = "chapters/"
-# A question as pymdownx.details renders it, with a title that links safely: no `"` or
-# backslash inside (pymdownx.details keeps `\"` literally).
-QUESTION = re.compile(r'^(?P<indent> *)\?\?\?\+? question "(?P<text>[^"\\]+)" *$')
+# A question as pymdownx.details renders it, with a title that links safely: no `"` inside
+# (pymdownx.details keeps `\"` literally); a backslash only in TeX (`$\sqrt{d_k}$`).
+QUESTION = re.compile(r'^(?P<indent> *)\?\?\?\+? question "(?P<text>(?:[^"\\]|\\[^"\\])+)" *$')
+# Math written in a title outside ``$...$`` (or code) is shown raw: "adding k^T v".
+RAW_MATH = re.compile(r"[\^_]")
 # Anything a contributor may have meant as a question (any case, quotes, spacing).
 LIKE_A_QUESTION = re.compile(r"^ *\?\?\?\+? *question\b", re.I)
 INTRO = """---
@@ -52,7 +54,8 @@ practise the same ideas on the chapter's drills, which run in your browser.
 
 
 def anchor(text: str) -> str:
-    return "q-" + slugify(text, "-")
+    """The question's id: its words, without TeX's commands (``$\\sqrt{d_k}$`` gives d_k)."""
+    return "q-" + slugify(re.sub(r"\\[A-Za-z]+", "", text), "-")
 
 
 def question_lines(markdown: str) -> list[tuple[int, re.Match]]:
@@ -68,7 +71,7 @@ def malformed_questions(markdown: str) -> list[str]:
     (single quotes: the answer shows) or as another kind of box (``??? QUESTION``)."""
     code = code_lines(markdown)
     return [f"line {number + 1}: {line.strip()!r} is not a question: write "
-            '`??? question "..."` (lower case, double quotes, no `"` or backslash inside)'
+            '`??? question "..."` (lower case, double quotes, no `"` inside)'
             for number, line in enumerate(markdown.split("\n"))
             if number not in code and LIKE_A_QUESTION.match(line) and not QUESTION.match(line)]
 
@@ -78,12 +81,15 @@ def questions(markdown: str) -> list[str]:
 
 
 def question_problems(markdown: str) -> list[str]:
-    """A line that looks like a question but is none, an empty answer, or a question asked
-    twice on the page."""
+    """A line that looks like a question but is none, math outside ``$...$`` in a title, an
+    empty answer, or a question asked twice on the page."""
     lines = markdown.split("\n")
     problems, seen = malformed_questions(markdown), set()
     for number, match in question_lines(markdown):
         text, indent = match["text"], len(match["indent"]) + 4
+        if RAW_MATH.search(re.sub(r"\$[^$]*\$|`[^`]*`", "", text)):
+            problems.append(f"line {number + 1}: the question {text!r} writes math outside "
+                            "$...$, where it is shown raw: typeset it")
         if anchor(text) in seen:
             problems.append(f"line {number + 1}: the question {text!r} is asked twice")
         seen.add(anchor(text))

@@ -16,6 +16,10 @@ DISPLAY_MATH = re.compile(r'<div class="arithmatex">\\\[(.+?)\\\]</div>', re.S)
 # an operator's space on both sides: "softmax (x)". A multi-letter <mi> is upright text.
 # The same for symbols that are ordinary in TeX (∞, ∂, ∇, ∅): as operators, "-∞" reads "- ∞".
 NOT_AN_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,}|&#x0221E;|&#x02202;|&#x02207;|&#x02205;)</mo>")
+# latex2mathml copies text mode as written: \text{kv\_heads} becomes <mtext>kv\_heads</mtext>,
+# which a reader sees with its backslash. TeX prints these escapes as the bare character.
+TEXT_ESCAPE = re.compile(r"\\([_%#])")
+MTEXT = re.compile(r"(<mtext\b[^>]*>)(.*?)(</mtext>)", re.S)
 
 
 # How many arguments each MathML element takes: latex2mathml writes `\frac{1}` as an
@@ -37,6 +41,8 @@ def mathml_problem(mathml: str) -> str | None:
                     " (a missing {...} argument?)")
         if element.text and (command := re.search(r"\\[A-Za-z]+", element.text)):
             return f"unknown command {command[0]} (in {element.text.strip()!r})"
+        if element.text and (escape := re.search(r"\\\W", element.text)):
+            return f"the escape {escape[0]} would be shown as it is (in {element.text.strip()!r})"
     return None
 
 
@@ -53,6 +59,7 @@ def to_mathml(tex: str, display: bool) -> str:
         mathml = convert(tex, display="block" if display else "inline")
     except Exception as error:
         raise ValueError(f"{type(error).__name__} {error}".strip()) from None
+    mathml = MTEXT.sub(lambda m: m[1] + TEXT_ESCAPE.sub(r"\1", m[2]) + m[3], mathml)
     if problem := mathml_problem(mathml):
         raise ValueError(problem)
     return mathml
