@@ -202,10 +202,13 @@ def _paged_trial(rng, n_blocks, n_heads, n_kv, size, d, n_used, length, *,
         table[[0, -1]] = table[[-1, 0]]
     if n_used > 2 and np.all(np.diff(table) > 0):
         table[[0, 1]] = table[[1, 0]]
-    if near:  # every score near +near: q along feature 0, keys with feature 0 near 1
+    if near:  # scores near +near (even heads) and -near (odd heads), and the
+        # sequence's first slot twice as far: rows at levels far apart, each spread
+        # over near (q along feature 0, keys with feature 0 near 1, that slot's 2)
         q = q * 0.01
-        q[:, 0] += near * d ** 0.5
+        q[:, 0] += np.where(np.arange(n_heads) % 2 == 0, near, -near) * d ** 0.5
         k[..., 0] = 1.0 + 0.001 * k[..., 0]
+        k[table[0], :, 0, 0] = 2.0
     owned = np.zeros((n_blocks, size), bool)
     owned[table.repeat(size), np.tile(np.arange(size), n_used)] = (
         np.arange(n_used * size) < length)
@@ -215,7 +218,8 @@ def _paged_trial(rng, n_blocks, n_heads, n_kv, size, d, n_used, length, *,
     label = (f"q ({n_heads}, {d}), pools ({n_blocks}, {n_kv}, {size}, {d}) in "
              f"{np.dtype(dtype).name}, a table of {n_used} block{'s' * (n_used > 1)}, "
              f"length {length}")
-    label += f", scores near +{near:g}" if near else ""
+    label += (f", scores near +{near:g} and -{near:g} by head, spread over {near:g} in "
+              "each row") if near else ""
     return Trial(label, (q.astype(dtype), k.astype(dtype), v.astype(dtype), table, length),
                  dtype=np.dtype(dtype))
 
@@ -275,7 +279,7 @@ def check_paged_decode(your_function):
          "a key head: h // group"),
         (lambda q, k, v, t, n: _paged_reference(q, k, v, t, n, shift=False),
          "exp of scores near +1000 overflows (inf / inf is nan): subtract each "
-         "head's largest score first"),
+         "head's own largest score first"),
         (lambda q, k, v, t, n: _paged_reference(q, k, v, t, n, scale=False),
          "the scores are not divided by the square root of d_head"),
     ]
@@ -303,9 +307,9 @@ def check_paged_decode(your_function):
     return verdict(True, f"on {len(trials)} random inputs (multi-head, grouped and "
                          "multi-query heads; tables out of order; a last block used in "
                          "part, in full, or for one slot; float32 and float64; scores "
-                         "near +1000; random sizes) your outputs equal attention over "
-                         "the sequence's slots, read through its table, each query head "
-                         "with its group's key head.")
+                         "near ±1000 and spread over 1000; random sizes) your outputs "
+                         "equal attention over the sequence's slots, read through its "
+                         "table, each query head with its group's key head.")
 
 
 guard_checks(globals())
