@@ -10,7 +10,8 @@ name on purpose: the reader replaces the one with the other.
 import numpy as np
 
 from attention.practice.ch10 import (check_causal_linear_attention,
-                                     check_delta_step, check_merge_chunks)
+                                     check_decayed_attention, check_delta_step,
+                                     check_merge_chunks)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -189,3 +190,94 @@ def causal_linear_attention(q, k, v):
 def delta_step(S, k, v, beta, g):
     return np.empty_like(S)  # whatever memory held last
 # --8<-- [end:ex2-wrong-uninitialised]
+
+
+# --8<-- [start:ex4-starter]
+def decayed_attention(q, k, v, g):
+    """Linear attention with a decay, in its parallel form.
+
+    q, k (..., n, d_k); v (..., n, d_v); g (..., n): the log of each
+    token's decay, g <= 0. Query i reads key j <= i weighted by
+    exp(g_{j+1} + ... + g_i) (q_i . k_j): what S_t = exp(g_t) S_{t-1} +
+    k_t^T v_t, out_t = q_t S_t gives. Returns (..., n, d_v).
+    """
+    # Your code: this is causal linear attention without the decay.
+    n = q.shape[-2]
+    causal = np.tril(np.ones((n, n)))
+    return (causal * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-starter]
+
+
+# --8<-- [start:ex4-solution]
+def decayed_attention(q, k, v, g):
+    """Linear attention with a decay, in its parallel form.
+
+    q, k (..., n, d_k); v (..., n, d_v); g (..., n): the log of each
+    token's decay, g <= 0. Query i reads key j <= i weighted by
+    exp(g_{j+1} + ... + g_i) (q_i . k_j): what S_t = exp(g_t) S_{t-1} +
+    k_t^T v_t, out_t = q_t S_t gives. Returns (..., n, d_v).
+    """
+    G = np.cumsum(g, axis=-1)                     # (..., n): g_1 + ... + g_i
+    gap = G[..., :, None] - G[..., None, :]       # (..., n, n): G_i - G_j
+    n = gap.shape[-1]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    decay = np.exp(np.where(causal, gap, -np.inf))  # 0 above the diagonal
+    return (decay * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-solution]
+
+
+# --8<-- [start:ex4-wrong-exp-of-each-sum]
+# rejected with: overflowed
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=-1)                     # (..., n): g_1 + ... + g_i
+    gap = G[..., :, None] - G[..., None, :]       # (..., n, n): G_i - G_j
+    n = gap.shape[-1]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    decay = causal * np.exp(G)[..., :, None] * np.exp(-G)[..., None, :]
+    return (decay * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-wrong-exp-of-each-sum]
+
+
+# --8<-- [start:ex4-wrong-mask-after-exp]
+# rejected with: overflowed
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=-1)                     # (..., n): g_1 + ... + g_i
+    gap = G[..., :, None] - G[..., None, :]       # (..., n, n): G_i - G_j
+    n = gap.shape[-1]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    decay = np.exp(gap) * causal
+    return (decay * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-wrong-mask-after-exp]
+
+
+# --8<-- [start:ex4-wrong-own-decay]
+# rejected with: its own decay
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=-1)                     # (..., n): g_1 + ... + g_i
+    gap = G[..., :, None] - G[..., None, :] + g[..., None, :]  # G_i - G_(j-1)
+    n = gap.shape[-1]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    decay = np.exp(np.where(causal, gap, -np.inf))  # 0 above the diagonal
+    return (decay * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-wrong-own-decay]
+
+
+# --8<-- [start:ex4-wrong-sum-over-first-axis]
+# rejected with: last axis
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=0)                     # (..., n): g_1 + ... + g_i
+    gap = G[..., :, None] - G[..., None, :]       # (..., n, n): G_i - G_j
+    n = gap.shape[-1]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    decay = np.exp(np.where(causal, gap, -np.inf))  # 0 above the diagonal
+    return (decay * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-wrong-sum-over-first-axis]
+
+
+# --8<-- [start:ex4-wrong-package-decays]
+# rejected with: asks you not to use
+def decayed_attention(q, k, v, g):
+    from attention.linear.chunked import chunk_decays
+    _, decay = chunk_decays(g)
+    return (decay * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-wrong-package-decays]

@@ -7,6 +7,9 @@ returns True or False. References come from ``attention.linear``.
 
 import numpy as np
 
+from attention.linear import chunked, decayed
+from attention.linear.chunked import chunk_decays
+from attention.linear.decayed import decayed_chunked, decayed_recurrent
 from attention.linear.delta_rule import delta_rule_step
 from attention.linear.feature_maps import elu_plus_one
 from attention.linear.linear_attention import (linear_attention_parallel,
@@ -189,6 +192,86 @@ def check_merge_chunks(your_function):
         return verdict(False, problem)
     return verdict(True, f"on {tried(trials)} your merge equals one pass over both "
                          "chunks: out_b + q_b state_a, and state_a + state_b.")
+
+
+# Exercise 4 ---------------------------------------------------------------------------
+
+@redrawable
+def _decayed_trial(rng, lead, n, d_k, d_v, dtype=np.float64, *, strong=False, zeros=False):
+    """Decays a = e^g from 0.5 to 1 (g from -0.7 to 0), or, ``strong``, e^-3 to e^-8 a
+    token: over 300 tokens the running sums of g reach -1500, so that e^(G_i) and
+    e^(-G_j) taken apart, or e^(G_i - G_j) above the diagonal, overflow."""
+    q, k, v = _features(rng, lead, n, d_k, d_v, dtype)
+    g = -rng.uniform(3.0, 8.0, (*lead, n)) if strong else -rng.uniform(0, 0.7, (*lead, n))
+    if zeros:  # tokens that fade nothing, and one that forgets almost everything
+        g[..., ::3] = 0.0
+        g[..., n // 2] = -30.0
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    label = f"{n} tokens, d_k {d_k}, d_v {d_v}, {axes}, {np.dtype(dtype).name}"
+    label += (", strong decays (g from -8 to -3)" if strong else
+              ", some g = 0 and one -30" if zeros else "")
+    return Trial(label, (q, k, v, g.astype(dtype)), {}, np.dtype(dtype))
+
+
+def _decayed_reference(q, k, v, g, *, shift=0):
+    """The recurrence's outputs; ``shift=1``: each pair also faded by its own token's
+    decay, e^(G_i - G_(j-1)), the mistake named in the hints."""
+    if shift:
+        return decayed_recurrent(q, k * np.exp(g)[..., None], v, g)[0]
+    return decayed_recurrent(q, k, v, g)[0]
+
+
+def check_decayed_attention(your_function):
+    """Exercise 4: your_function(q, k, v, g) = the decayed linear attention's outputs,
+    computed in the parallel form (without the package's decays or recurrences)."""
+    rng = fresh_rng()
+    trials = [_decayed_trial(rng, (), 6, 3, 2), _decayed_trial(rng, (2,), 9, 4, 3),
+              _decayed_trial(rng, (2, 3), 7, 2, 5), _decayed_trial(rng, (), 1, 3, 3),
+              _decayed_trial(rng, (3,), 12, 4, 4, np.float32),
+              _decayed_trial(rng, (2,), 10, 3, 2, zeros=True),
+              _decayed_trial(rng, (2,), 300, 4, 3, strong=True),
+              _decayed_trial(rng, (int(rng.integers(1, 4)),), int(rng.integers(2, 20)),
+                             int(rng.integers(1, 6)), int(rng.integers(1, 6)))]
+    hints = [(lambda q, k, v, g: _decayed_reference(q, k, v, g, shift=1),
+              "each pair is faded by its own token's decay too: key j's pair is written "
+              "after the state fades at step j, so its weight at query i is "
+              "exp(g_{j+1} + ... + g_i)"),
+             (lambda q, k, v, g: _plain(q, k, v),
+              "nothing fades: this is causal linear attention without the decay")]
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "decayed_attention")
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype, kind=False)
+        if problem is None:
+            return None
+        if got.shape == expected.shape and not np.all(np.isfinite(got)):
+            return ("some outputs are nan or inf where the answer is finite: an "
+                    "exponential overflowed (the running sums of g reach -1500 here); "
+                    "exponentiate only differences of them that are <= 0")
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        if len(trial.args[0].shape) > 2 and got.shape == expected.shape:
+            lone = np.stack([_decayed_reference(*(a[i] for a in trial.args))
+                             for i in range(trial.args[0].shape[0])])
+            if not matches(got, lone, trial.dtype):
+                return (problem + "; each sequence of the leading axes decays on its "
+                        "own: the running sum of g goes along the last axis")
+        return problem
+
+    problem = first_failure(your_function, trials, _decayed_reference,
+                            what="decayed_attention", compare=compare,
+                            forbidden=(decayed, chunked, chunk_decays,
+                                       decayed_recurrent, decayed_chunked))
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random inputs (no, one and two leading axes; "
+                         "1 to 300 tokens; float32 and float64; decays of 1, of e^-30 "
+                         "and strong ones whose running sums reach -1500; random sizes) "
+                         "your outputs equal the decayed recurrence's, computed in "
+                         "parallel.")
 
 
 guard_checks(globals())
