@@ -314,11 +314,11 @@ def check_dispatch(your_function):
         (lambda i, n, c: served_positions(i, n, c + 1),
          "each expert took capacity + 1 choices; positions 0 to capacity - 1 fill its "
          "buffer"),
-        (lambda i, n, c: served_positions(i, n, c, drop=False),
-         "no choice was dropped: a choice whose place reaches the capacity gets -1"),
         (lambda i, n, c: served_positions(i, n, c, by_token=True, drop=False),
          "no choice was dropped (a choice whose place reaches the capacity gets -1), "
          "and each token's choices were served together, not slot by slot"),
+        (lambda i, n, c: served_positions(i, n, c, drop=False),
+         "no choice was dropped: a choice whose place reaches the capacity gets -1"),
         (lambda i, n, c: served_positions(i, n, c, counts_for=0),
          "you counted the choices of all experts together; each expert's buffer "
          "counts only its own"),

@@ -132,14 +132,18 @@ def check_gather(your_function):
 # Exercise 3 ---------------------------------------------------------------------------
 
 @redrawable
-def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0):
+def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0, rows=None):
     outputs = rng.normal(size=(n_chunks, n_q, d))
     lses = rng.normal(size=(n_chunks, n_q)) * spread + shift
+    if rows is not None:  # each query's log-sum-exps at its own level: one shift for
+        lses += np.asarray(rows, float)  # all queries underflows the lowest
     for c in masked:  # a chunk with every key masked: output 0, lse -inf
         outputs[c], lses[c] = 0.0, -np.inf
     label = f"{n_chunks} chunks of outputs {shape_text(outputs.shape[1:])}"
     label += f" with log-sum-exps near {shift:+g}" if shift else ""
     label += f", log-sum-exps spread over ±{spread:g}" if spread > 100 else ""
+    label += (", log-sum-exps near " + ", ".join(f"{r:+g}" for r in rows) + " by query"
+              if rows is not None else "")
     label += f", chunk{'s' if len(masked) > 1 else ''} {list(masked)} masked" if masked else ""
     return Trial(label, (outputs, lses))
 
@@ -167,7 +171,8 @@ def check_merge(your_function):
     trials = [_merge_trial(rng, 3, 4, 5), _merge_trial(rng, 4, 2, 3, masked=(1,)),
               _merge_trial(rng, 2, 3, 4, shift=1000.0),
               _merge_trial(rng, 3, 2, 2, masked=(0, 1, 2)),
-              _merge_trial(rng, 4, 3, 2, spread=2000.0)]
+              _merge_trial(rng, 4, 3, 2, spread=2000.0),
+              _merge_trial(rng, 3, 3, 2, rows=(-1500.0, 0.0, 1500.0))]
     hints = [
         (lambda o, l: o.mean(axis=0),
          "the plain mean of the chunks; weight each chunk by exp(lse), its share of "
