@@ -254,7 +254,7 @@ def decayed_attention(q, k, v, g):
 
 
 # --8<-- [start:ex4-wrong-own-decay]
-# rejected with: its own decay
+# rejected with: its own token's decay
 def decayed_attention(q, k, v, g):
     G = np.cumsum(g, axis=-2)                 # (..., n, d_k): g_1 + ... + g_i
     gap = G[..., :, None, :] - G[..., None, :, :] + g[..., None, :, :]
