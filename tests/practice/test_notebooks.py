@@ -42,6 +42,18 @@ def test_practice_notebook_is_valid_and_holds_every_exercise(chapter):
     assert "--8<--" not in text and "???" not in text and 'title="Output"' not in text.split("<details>")[0]
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.number)
+def test_each_hint_is_a_folded_cell_of_its_own_before_the_solution(chapter):
+    nb = practice_notebook(chapter, "https://example.org/site/")
+    folded = [cell.source for cell in nb.cells if cell.source.startswith("<details>")]
+    expected = []
+    for drill in chapter.drills():
+        expected += [f"<details><summary>Hint {k}</summary>\n\n{hint}\n\n</details>"
+                     for k, hint in enumerate(drill.hints, 1)]
+        expected.append("Solution")
+    assert [s if "<summary>Hint" in s else "Solution" for s in folded] == expected
+
+
 def with_solutions(nb):
     """The notebook with each starter cell's code replaced by its worked solution."""
     for cell in nb.cells:
