@@ -376,7 +376,7 @@ def dispatch(indices, n_experts, capacity):
     order = indices.T.reshape(-1)               # slot by slot, tokens in order
     rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
     counts = np.bincount(order, minlength=n_experts)
-    starts = np.cumsum(counts) - counts         # where each expert's group begins
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
     position = np.empty(order.size, dtype=np.int64)
     position[rank] = np.arange(order.size) - starts[order[rank]]
     position = np.where(position < capacity, position, -1)
@@ -391,7 +391,7 @@ def dispatch(indices, n_experts, capacity):
     order = indices.reshape(-1)                 # token by token
     rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
     counts = np.bincount(order, minlength=n_experts)
-    starts = np.cumsum(counts) - counts         # where each expert's group begins
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
     position = np.empty(order.size, dtype=np.int64)
     position[rank] = np.arange(order.size) - starts[order[rank]]
     position = np.where(position < capacity, position, -1)
@@ -406,7 +406,7 @@ def dispatch(indices, n_experts, capacity):
     order = indices.T.reshape(-1)               # slot by slot, tokens in order
     rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
     counts = np.bincount(order, minlength=n_experts)
-    starts = np.cumsum(counts) - counts         # where each expert's group begins
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
     position = np.empty(order.size, dtype=np.int64)
     position[rank] = np.arange(order.size) - starts[order[rank]]
     position = np.where(position <= capacity, position, -1)
@@ -421,7 +421,7 @@ def dispatch(indices, n_experts, capacity):
     order = indices.T.reshape(-1)               # slot by slot, tokens in order
     rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
     counts = np.bincount(order, minlength=n_experts)
-    starts = np.cumsum(counts) - counts         # where each expert's group begins
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
     position = np.empty(order.size, dtype=np.int64)
     position[rank] = np.arange(order.size) - starts[order[rank]]
     return position.reshape(k, tokens).T
@@ -435,7 +435,7 @@ def dispatch(indices, n_experts, capacity):
     order = indices.T.reshape(-1)               # slot by slot, tokens in order
     rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
     counts = np.bincount(order, minlength=n_experts)
-    starts = np.cumsum(counts) - counts         # where each expert's group begins
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
     position = np.empty(order.size, dtype=np.int64)
     position[:] = np.arange(order.size)        # one count for all experts
     position = np.where(position < capacity, position, -1)
@@ -450,7 +450,7 @@ def dispatch(indices, n_experts, capacity):
     order = indices.T.reshape(-1)               # slot by slot, tokens in order
     rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
     counts = np.bincount(order, minlength=n_experts)
-    starts = np.cumsum(counts) - counts         # where each expert's group begins
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
     position = np.empty(order.size, dtype=float)
     position[rank] = np.arange(order.size) - starts[order[rank]]
     position = np.where(position < capacity, position, -1)

@@ -9,8 +9,8 @@ name on purpose: the reader replaces the one with the other.
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.practice.ch11 import (check_accept_rule, check_gather, check_merge,
-                                     check_paged_decode)
+from attention.practice.ch11 import (check_accept_rule, check_gather,
+                                     check_merge, check_paged_decode)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]

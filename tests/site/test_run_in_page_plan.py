@@ -175,4 +175,5 @@ def test_only_the_pages_that_read_the_checkpoint_fetch_it(built_site):
     docs = ROOT / "docs"  # (a chapter's notebook page is marked as its chapter is)
     marked = sorted(p.relative_to(docs).as_posix() for p, html in built_site.pages.items()
                     if p.is_relative_to(docs) and CHECKPOINT_MARK in html)
-    assert marked == ["chapters/ch04-generation.md", "chapters/ch07-train-a-gpt.md"]
+    assert marked == ["chapters/ch04-generation.md", "chapters/ch07-train-a-gpt.md",
+                      "chapters/ch11-serving.md"]
