@@ -23,7 +23,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 class NgramDraft:
     """Guesses the next token from the context (n,) by prompt lookup, then
-    from counts of n-grams in tokens (the training ids), for ``speculate``.
+    by counts of n-grams in tokens (the training ids), for ``speculate``.
     lookup=False leaves out the prompt lookup."""
 
     def __init__(self, tokens, vocab_size, *, n=3, lookup=True):
