@@ -91,7 +91,7 @@ def _check_cache_args(n_layers, window, n_sinks):
     window_mask([0], [0], window=window, n_sinks=n_sinks)  # checks both
 
 
-def _check_update(cache, layer, k, v, valid):
+def check_update(cache, layer, k, v, valid):
     """update's arguments against the cache; returns valid (batch, n_new)."""
     n_layers = len(cache.keys)
     if (isinstance(layer, bool) or not isinstance(layer, (int, np.integer))
@@ -174,7 +174,7 @@ class KVCache:
         Returns (keys, values, key_positions, key_valid): the kept slots
         and the new ones. valid (batch, n_new): False on <pad> tokens.
         """
-        valid = _check_update(self, layer, k, v, valid)  # (batch, n_new)
+        valid = check_update(self, layer, k, v, valid)  # (batch, n_new)
         n_new = k.shape[-2]
         if self.keys[layer] is None:  # first call: nothing kept yet
             self.keys[layer], self.values[layer] = k[..., :0, :], v[..., :0, :]

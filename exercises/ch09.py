@@ -12,7 +12,7 @@ import numpy as np
 from attention import softmax
 from attention.model import ModelConfig
 from attention.practice.ch09 import (check_absorb_key,
-                                     check_capped_softmax_grad,
+                                     check_capped_softmax_grad, check_dispatch,
                                      check_latent_cache_bytes,
                                      check_load_balancing_loss,
                                      check_top_k_router)
@@ -338,3 +338,121 @@ def load_balancing_loss(router_logits, k):
 def capped_softmax_grad(g, s, cap):
     return np.empty_like(s)  # whatever memory held last
 # --8<-- [end:ex3-wrong-uninitialised]
+
+
+# --8<-- [start:ex6-starter]
+def dispatch(indices, n_experts, capacity):
+    """Each token's place in its experts' buffers, or -1 if it is dropped.
+
+    indices (tokens, k): the experts each token chose, k different ones.
+    Every expert takes at most `capacity` tokens. Choices are served
+    slot by slot (every token's first choice before any second choice),
+    in token order within a slot. Returns positions (tokens, k) of
+    integers: how many served choices of the same expert came before,
+    -1 where that count reaches the capacity.
+    """
+    # Your code: this numbers every expert's choices from 0, in token
+    # order, and drops no one.
+    positions = np.zeros(indices.shape, dtype=np.int64)
+    for e in range(n_experts):
+        chosen = indices == e
+        positions[chosen] = np.arange(chosen.sum())
+    return positions
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def dispatch(indices, n_experts, capacity):
+    """Each token's place in its experts' buffers, or -1 if it is dropped.
+
+    indices (tokens, k): the experts each token chose, k different ones.
+    Every expert takes at most `capacity` tokens. Choices are served
+    slot by slot (every token's first choice before any second choice),
+    in token order within a slot. Returns positions (tokens, k) of
+    integers: how many served choices of the same expert came before,
+    -1 where that count reaches the capacity.
+    """
+    tokens, k = indices.shape
+    order = indices.T.reshape(-1)               # slot by slot, tokens in order
+    rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
+    counts = np.bincount(order, minlength=n_experts)
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
+    position = np.empty(order.size, dtype=np.int64)
+    position[rank] = np.arange(order.size) - starts[order[rank]]
+    position = np.where(position < capacity, position, -1)
+    return position.reshape(k, tokens).T
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex6-wrong-token-by-token]
+# rejected with: first choice
+def dispatch(indices, n_experts, capacity):
+    tokens, k = indices.shape
+    order = indices.reshape(-1)                 # token by token
+    rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
+    counts = np.bincount(order, minlength=n_experts)
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
+    position = np.empty(order.size, dtype=np.int64)
+    position[rank] = np.arange(order.size) - starts[order[rank]]
+    position = np.where(position < capacity, position, -1)
+    return position.reshape(tokens, k)
+# --8<-- [end:ex6-wrong-token-by-token]
+
+
+# --8<-- [start:ex6-wrong-capacity-plus-one]
+# rejected with: capacity
+def dispatch(indices, n_experts, capacity):
+    tokens, k = indices.shape
+    order = indices.T.reshape(-1)               # slot by slot, tokens in order
+    rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
+    counts = np.bincount(order, minlength=n_experts)
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
+    position = np.empty(order.size, dtype=np.int64)
+    position[rank] = np.arange(order.size) - starts[order[rank]]
+    position = np.where(position <= capacity, position, -1)
+    return position.reshape(k, tokens).T
+# --8<-- [end:ex6-wrong-capacity-plus-one]
+
+
+# --8<-- [start:ex6-wrong-no-drop]
+# rejected with: capacity
+def dispatch(indices, n_experts, capacity):
+    tokens, k = indices.shape
+    order = indices.T.reshape(-1)               # slot by slot, tokens in order
+    rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
+    counts = np.bincount(order, minlength=n_experts)
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
+    position = np.empty(order.size, dtype=np.int64)
+    position[rank] = np.arange(order.size) - starts[order[rank]]
+    return position.reshape(k, tokens).T
+# --8<-- [end:ex6-wrong-no-drop]
+
+
+# --8<-- [start:ex6-wrong-one-count-for-all]
+# rejected with: counts only its own
+def dispatch(indices, n_experts, capacity):
+    tokens, k = indices.shape
+    order = indices.T.reshape(-1)               # slot by slot, tokens in order
+    rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
+    counts = np.bincount(order, minlength=n_experts)
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
+    position = np.empty(order.size, dtype=np.int64)
+    position[:] = np.arange(order.size)        # one count for all experts
+    position = np.where(position < capacity, position, -1)
+    return position.reshape(k, tokens).T
+# --8<-- [end:ex6-wrong-one-count-for-all]
+
+
+# --8<-- [start:ex6-wrong-float-positions]
+# rejected with: integers
+def dispatch(indices, n_experts, capacity):
+    tokens, k = indices.shape
+    order = indices.T.reshape(-1)               # slot by slot, tokens in order
+    rank = np.argsort(order, kind="stable")     # grouped by expert, order kept
+    counts = np.bincount(order, minlength=n_experts)
+    starts = np.cumsum(counts) - counts  # where each expert's group begins
+    position = np.empty(order.size, dtype=float)
+    position[rank] = np.arange(order.size) - starts[order[rank]]
+    position = np.where(position < capacity, position, -1)
+    return position.reshape(k, tokens).T
+# --8<-- [end:ex6-wrong-float-positions]

@@ -10,7 +10,8 @@ name on purpose: the reader replaces the one with the other.
 import numpy as np
 
 from attention.practice.ch10 import (check_causal_linear_attention,
-                                     check_delta_step, check_merge_chunks)
+                                     check_decayed_attention, check_delta_step,
+                                     check_merge_chunks)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -189,3 +190,116 @@ def causal_linear_attention(q, k, v):
 def delta_step(S, k, v, beta, g):
     return np.empty_like(S)  # whatever memory held last
 # --8<-- [end:ex2-wrong-uninitialised]
+
+
+# --8<-- [start:ex4-starter]
+def decayed_attention(q, k, v, g):
+    """Gated linear attention, a decay per token and key channel, in
+    parallel.
+
+    q, k (..., n, d_k); v (..., n, d_v); g (..., n, d_k): the log of each
+    token's decay of each channel of the state, g <= 0. The recurrence
+    S_t = exp(g_t)^T * S_{t-1} + k_t^T v_t (row c of S faded by
+    exp(g_t[c])), out_t = q_t S_t. Returns (..., n, d_v).
+    """
+    # Your code: this is causal linear attention without the decay.
+    n = q.shape[-2]
+    causal = np.tril(np.ones((n, n)))
+    return (causal * (q @ np.swapaxes(k, -1, -2))) @ v
+# --8<-- [end:ex4-starter]
+
+
+# --8<-- [start:ex4-solution]
+def decayed_attention(q, k, v, g):
+    """Gated linear attention, a decay per token and key channel, in
+    parallel.
+
+    q, k (..., n, d_k); v (..., n, d_v); g (..., n, d_k): the log of each
+    token's decay of each channel of the state, g <= 0. The recurrence
+    S_t = exp(g_t)^T * S_{t-1} + k_t^T v_t (row c of S faded by
+    exp(g_t[c])), out_t = q_t S_t. Returns (..., n, d_v).
+    """
+    G = np.cumsum(g, axis=-2)                 # (..., n, d_k): g_1 + ... + g_i
+    gap = G[..., :, None, :] - G[..., None, :, :]  # (..., n, n, d_k)
+    n = gap.shape[-2]
+    causal = np.tril(np.ones((n, n), dtype=bool))[:, :, None]  # j <= i
+    decay = np.exp(np.where(causal, gap, -np.inf))  # 0 above the diagonal
+    scores = np.einsum("...ic,...ijc,...jc->...ij", q, decay, k)
+    return scores @ v
+# --8<-- [end:ex4-solution]
+
+
+# --8<-- [start:ex4-wrong-exp-of-each-sum]
+# rejected with: overflowed
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=-2)                 # (..., n, d_k): g_1 + ... + g_i
+    n = G.shape[-2]
+    scores = (q * np.exp(G)) @ np.swapaxes(k * np.exp(-G), -1, -2)
+    scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, 0)
+    return scores @ v
+# --8<-- [end:ex4-wrong-exp-of-each-sum]
+
+
+# --8<-- [start:ex4-wrong-mask-after-exp]
+# rejected with: overflowed
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=-2)                 # (..., n, d_k): g_1 + ... + g_i
+    gap = G[..., :, None, :] - G[..., None, :, :]  # (..., n, n, d_k)
+    n = gap.shape[-2]
+    causal = np.tril(np.ones((n, n), dtype=bool))[:, :, None]  # j <= i
+    decay = np.exp(gap) * causal
+    scores = np.einsum("...ic,...ijc,...jc->...ij", q, decay, k)
+    return scores @ v
+# --8<-- [end:ex4-wrong-mask-after-exp]
+
+
+# --8<-- [start:ex4-wrong-own-decay]
+# rejected with: its own token's decay
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=-2)                 # (..., n, d_k): g_1 + ... + g_i
+    gap = G[..., :, None, :] - G[..., None, :, :] + g[..., None, :, :]
+    n = gap.shape[-2]
+    causal = np.tril(np.ones((n, n), dtype=bool))[:, :, None]  # j <= i
+    decay = np.exp(np.where(causal, gap, -np.inf))  # 0 above the diagonal
+    scores = np.einsum("...ic,...ijc,...jc->...ij", q, decay, k)
+    return scores @ v
+# --8<-- [end:ex4-wrong-own-decay]
+
+
+# --8<-- [start:ex4-wrong-sum-over-channels]
+# rejected with: over the tokens
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g, axis=-1)                 # (..., n, d_k): g_1 + ... + g_i
+    gap = G[..., :, None, :] - G[..., None, :, :]  # (..., n, n, d_k)
+    n = gap.shape[-2]
+    causal = np.tril(np.ones((n, n), dtype=bool))[:, :, None]  # j <= i
+    decay = np.exp(np.where(causal, gap, -np.inf))  # 0 above the diagonal
+    scores = np.einsum("...ic,...ijc,...jc->...ij", q, decay, k)
+    return scores @ v
+# --8<-- [end:ex4-wrong-sum-over-channels]
+
+
+# --8<-- [start:ex4-wrong-one-decay-per-token]
+# rejected with: fades by its own decay
+def decayed_attention(q, k, v, g):
+    G = np.cumsum(g.mean(axis=-1, keepdims=True), axis=-2)                 # (..., n, d_k): g_1 + ... + g_i
+    gap = G[..., :, None, :] - G[..., None, :, :]  # (..., n, n, d_k)
+    n = gap.shape[-2]
+    causal = np.tril(np.ones((n, n), dtype=bool))[:, :, None]  # j <= i
+    decay = np.exp(np.where(causal, gap, -np.inf))  # 0 above the diagonal
+    scores = np.einsum("...ic,...ijc,...jc->...ij", q, decay, k)
+    return scores @ v
+# --8<-- [end:ex4-wrong-one-decay-per-token]
+
+
+# --8<-- [start:ex4-wrong-package-decays]
+# rejected with: asks you not to use
+def decayed_attention(q, k, v, g):
+    from attention.linear.chunked import chunk_decays
+    outs = []
+    for c in range(q.shape[-1]):  # one channel at a time, its scalar decay
+        _, decay = chunk_decays(g[..., c])
+        scores = decay * (q[..., c, None] * np.swapaxes(k[..., c, None], -1, -2))
+        outs.append(scores @ v)
+    return sum(outs)
+# --8<-- [end:ex4-wrong-package-decays]

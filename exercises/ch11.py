@@ -9,7 +9,8 @@ name on purpose: the reader replaces the one with the other.
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.practice.ch11 import check_accept_rule, check_gather, check_merge
+from attention.practice.ch11 import (check_accept_rule, check_gather,
+                                     check_merge, check_paged_decode)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -235,3 +236,167 @@ def merge(outputs, lses):
     merged = (weights[..., None] * outputs).sum(axis=0)
     return merged / np.where(total > 0, total, 1.0)[:, None]
 # --8<-- [end:ex3-wrong-smallest-lse-shift]
+
+
+# --8<-- [start:ex4-starter]
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    """One decode step of attention, read through a block table.
+
+    q (n_heads, d_head): the new token's query heads; k_blocks, v_blocks
+    (n_blocks, n_kv_heads, block_size, d_head): the pool; table (n_used,):
+    the sequence's block ids, in order; length: its slots, the new
+    token's own included. Query head h reads key head h // group, group =
+    n_heads / n_kv_heads. Returns (n_heads, d_head).
+    """
+    # Your code: this reads the pool's first blocks, every slot of them,
+    # and gives each query head the key head of the same number.
+    n_used = len(table)
+    k = k_blocks[:n_used].transpose(1, 0, 2, 3).reshape(-1, q.shape[-1])
+    v = v_blocks[:n_used].transpose(1, 0, 2, 3).reshape(-1, q.shape[-1])
+    scores = q @ k.T / q.shape[-1] ** 0.5         # (n_heads, n_kv * slots)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return weights / weights.sum(axis=-1, keepdims=True) @ v
+# --8<-- [end:ex4-starter]
+
+
+# --8<-- [start:ex4-solution]
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    """One decode step of attention, read through a block table.
+
+    q (n_heads, d_head): the new token's query heads; k_blocks, v_blocks
+    (n_blocks, n_kv_heads, block_size, d_head): the pool; table (n_used,):
+    the sequence's block ids, in order; length: its slots, the new
+    token's own included. Query head h reads key head h // group, group =
+    n_heads / n_kv_heads. Returns (n_heads, d_head).
+    """
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(length)
+    block, offset = np.asarray(table)[slots // size], slots % size
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_kv, n_heads // n_kv, d_head)  # heads h // group
+    scores = np.einsum("hgd,nhd->hgn", grouped, k) / d_head ** 0.5
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-solution]
+
+
+# --8<-- [start:ex4-wrong-whole-blocks]
+# rejected with: only its first length slots
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(len(table) * size)  # every slot of every block
+    block, offset = np.asarray(table)[slots // size], slots % size
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_kv, n_heads // n_kv, d_head)  # heads h // group
+    scores = np.einsum("hgd,nhd->hgn", grouped, k) / d_head ** 0.5
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-wrong-whole-blocks]
+
+
+# --8<-- [start:ex4-wrong-first-blocks]
+# rejected with: the blocks the table names
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(length)
+    block, offset = slots // size, slots % size  # blocks 0, 1, 2, ...
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_kv, n_heads // n_kv, d_head)  # heads h // group
+    scores = np.einsum("hgd,nhd->hgn", grouped, k) / d_head ** 0.5
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-wrong-first-blocks]
+
+
+# --8<-- [start:ex4-wrong-interleaved-groups]
+# rejected with: h // group
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(length)
+    block, offset = np.asarray(table)[slots // size], slots % size
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_heads // n_kv, n_kv, d_head)  # heads h % n_kv
+    scores = np.einsum("ghd,nhd->hgn", grouped, k) / d_head ** 0.5
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->ghd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-wrong-interleaved-groups]
+
+
+# --8<-- [start:ex4-wrong-no-max-shift]
+# rejected with: overflows
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(length)
+    block, offset = np.asarray(table)[slots // size], slots % size
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_kv, n_heads // n_kv, d_head)  # heads h // group
+    scores = np.einsum("hgd,nhd->hgn", grouped, k) / d_head ** 0.5
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-wrong-no-max-shift]
+
+
+# --8<-- [start:ex4-wrong-unscaled]
+# rejected with: square root of d_head
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(length)
+    block, offset = np.asarray(table)[slots // size], slots % size
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_kv, n_heads // n_kv, d_head)  # heads h // group
+    scores = np.einsum("hgd,nhd->hgn", grouped, k)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-wrong-unscaled]
+
+
+# --8<-- [start:ex4-wrong-float64-constant]
+# rejected with: float32 inputs
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(length)
+    block, offset = np.asarray(table)[slots // size], slots % size
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_kv, n_heads // n_kv, d_head)  # heads h // group
+    scores = np.einsum("hgd,nhd->hgn", grouped, k) / np.sqrt(d_head)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-wrong-float64-constant]
+
+
+# --8<-- [start:ex4-wrong-sorted-table]
+# rejected with: sorted order
+def paged_decode(q, k_blocks, v_blocks, table, length):
+    n_heads, d_head = q.shape
+    n_kv, size = k_blocks.shape[1], k_blocks.shape[2]
+    slots = np.arange(length)
+    block, offset = np.sort(table)[slots // size], slots % size
+    k = k_blocks[block, :, offset]                # (length, n_kv, d_head)
+    v = v_blocks[block, :, offset]
+    grouped = q.reshape(n_kv, n_heads // n_kv, d_head)  # heads h // group
+    scores = np.einsum("hgd,nhd->hgn", grouped, k) / d_head ** 0.5
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
+# --8<-- [end:ex4-wrong-sorted-table]

@@ -94,6 +94,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ch11", "ex3", "line 11: 1.0 -> 2.0"): "the stand-in divides a sum of 0",
     ("ch11", "ex3", "line 11: 0 -> 1"): "a sum with a chunk is >= 1; at exactly 1 it "
                                         "divides by 1 either way",
+    ("ch09", "ex6", "line 12: 1 -> 2"): "NumPy's reshape takes any negative size as "
+                                        "'the rest'",
+    ("ch09", "ex6", "line 14: drops minlength="): "starts is only indexed by experts "
+                                                  "that were chosen",
+    ("ch10", "ex4", "line 12: 2 -> 3"): "gap is (..., n, n, d_k): axes -2 and -3 are both n",
+    ("ch10", "ex4", "line 13: drops dtype="): "np.where reads a mask of float ones and "
+                                              "zeros as True and False",
 }
 
 

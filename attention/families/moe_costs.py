@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from attention.families.costs import latent_cache_bytes, mla_attention_flops
 from attention.families.moe import MoE
+from attention.family import family_of
 from attention.kv_cache import kv_cache_bytes_for
 from attention.model import ModelConfig, parameter_shapes
 # --8<-- [end:imports]
@@ -99,7 +100,7 @@ def flops_per_token(config, n_context):
     weights = 2 * parameter_counts(c)["active_no_embedding"]
     keys = [n_context if w is None else min(n_context, w)
             for w in c.layer_windows]
-    if c.arch != "deepseek_v3":
+    if family_of(c).parts["mixer"] != "latent":  # keys and values
         return weights + sum(2 * c.n_heads * 2 * c.d_head * n for n in keys)
     sizes = dict(n_heads=c.n_heads, kv_lora_rank=c.kv_lora_rank,
                  qk_nope_head_dim=c.qk_nope_head_dim,
@@ -115,7 +116,7 @@ def flops_per_token(config, n_context):
 def cache_bytes_per_token(config, *, bytes_per_value=2):
     """Bytes the KV cache adds per token, over every layer (windows aside):
     chapter 4's keys and values, or MLA's latent and rotated key."""
-    if config.arch == "deepseek_v3":
+    if family_of(config).parts["mixer"] == "latent":  # MLA
         return latent_cache_bytes(config, bytes_per_value=bytes_per_value)
     return kv_cache_bytes_for(config, bytes_per_value=bytes_per_value)
 # --8<-- [end:flops]

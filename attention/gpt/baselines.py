@@ -29,7 +29,7 @@ def _check_ids(fn, train_ids, val_ids, vocab_size, least):
         if bad.size:
             raise ValueError(f"{fn}: {name}[{bad[0]}] = {ids[bad[0]]} is not "
                              f"a token id in [0, {vocab_size})")
-        streams.append(ids.astype(np.int64, copy=False))
+        streams.append(ids.astype(np.intp, copy=False))  # bincount wants intp
     if len(streams[1]) < least:
         raise ValueError(f"{fn}: val_ids needs at least {least} tokens, "
                          f"got {len(streams[1])}")

@@ -150,6 +150,8 @@ _PRODUCTS = [
     ((5, 4), (5, 4), "the inner sizes 4 and 5 differ (transpose b)"),
     ((2, 3, 4), (4, 5), "b is broadcast over a's batch of 2"),
     ((4, 5), (2, 5, 3), "a is broadcast over b's batch of 2"),
+    ((4, 5), (3, 5, 2), "a is broadcast over b's batch of 3"),
+    ((3, 4, 5), (5, 2), "b is broadcast over a's batch of 3"),
     ((2, 12, 5, 64), (2, 12, 64, 7), "12 heads of 2 sequences: (5, 64) @ (64, 7)"),
     ((2, 1, 5, 64), (12, 64, 7), "batch axes (2, 1) and (12,) broadcast to (2, 12)"),
     ((2, 3, 4), (3, 4, 5), "the batch sizes 2 and 3 differ and neither is 1"),

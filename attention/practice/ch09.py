@@ -17,7 +17,8 @@ from attention.families.routing import softmax_top_k, top_k
 from attention.families.mla import absorb_key
 from attention.families.softcap import softcap
 from attention.model import ModelConfig
-from attention.practice.trials import Trial, fresh_rng, judge, redrawable, shape_text
+from attention.practice.trials import (Trial, first_failure, fresh_rng, judge, redrawable,
+                                       shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
 from attention.softmax import softmax
 
@@ -258,6 +259,79 @@ def check_load_balancing_loss(your_function):
     ]
     return judge(your_function, trials, load_balancing_loss, what="load_balancing_loss",
                  hints=hints, success="your loss equals n_experts * sum_e f_e P_e.")
+
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def served_positions(indices, n_experts, capacity, *, by_token=False, counts_for=None,
+                     drop=True):
+    """The reference, one choice at a time: slot by slot (``by_token``: token by
+    token, the mistake), each choice's place in its expert's buffer, -1 once the
+    buffer holds ``capacity``. ``counts_for`` and ``drop`` name other mistakes."""
+    tokens, k = indices.shape
+    served = np.zeros(n_experts, dtype=np.int64)
+    positions = np.empty((tokens, k), dtype=np.int64)
+    pairs = ([(t, s) for t in range(tokens) for s in range(k)] if by_token
+             else [(t, s) for s in range(k) for t in range(tokens)])
+    for t, s in pairs:
+        e = indices[t, s] if counts_for is None else counts_for
+        place = served[e]
+        served[e] += 1
+        positions[t, s] = place if place < capacity or not drop else -1
+    return positions
+
+
+@redrawable
+def _dispatch_trial(rng, tokens, k, n_experts, capacity, *, skewed=False):
+    """Each token's k different experts; ``skewed``: expert 0 chosen by every token
+    (first or second), so its buffer overflows whatever the draw."""
+    indices = np.argsort(rng.random((tokens, n_experts)), axis=-1)[:, :k]
+    if skewed:
+        has = (indices == 0).any(axis=-1)
+        indices[~has, int(rng.integers(k))] = 0
+    label = (f"{tokens} tokens choosing {k} of {n_experts} experts, capacity "
+             f"{capacity}")
+    label += ", every token choosing expert 0" if skewed else ""
+    return Trial(label, (indices, n_experts, capacity))
+
+
+def check_dispatch(your_function):
+    """Exercise 6: your_function(indices, n_experts, capacity) = each choice's place
+    in its expert's buffer, served slot by slot, -1 past the capacity."""
+    rng = fresh_rng()
+    trials = [_dispatch_trial(rng, 6, 2, 4, 2, skewed=True),
+              _dispatch_trial(rng, 8, 1, 3, 2, skewed=True),
+              _dispatch_trial(rng, 5, 3, 3, 5),             # room for every choice
+              _dispatch_trial(rng, 10, 2, 5, 1, skewed=True),
+              _dispatch_trial(rng, 7, 2, 4, 0),             # no room at all
+              _dispatch_trial(rng, 300, 2, 8, 60, skewed=True),
+              _dispatch_trial(rng, int(rng.integers(2, 40)), 2, int(rng.integers(2, 9)),
+                              int(rng.integers(0, 12)), skewed=True)]
+    hints = [
+        (lambda i, n, c: served_positions(i, n, c, by_token=True),
+         "you served each token's choices together; serve every token's first choice "
+         "before any second choice"),
+        (lambda i, n, c: served_positions(i, n, c + 1),
+         "each expert took capacity + 1 choices; positions 0 to capacity - 1 fill its "
+         "buffer"),
+        (lambda i, n, c: served_positions(i, n, c, by_token=True, drop=False),
+         "no choice was dropped (a choice whose place reaches the capacity gets -1), "
+         "and each token's choices were served together, not slot by slot"),
+        (lambda i, n, c: served_positions(i, n, c, drop=False),
+         "no choice was dropped: a choice whose place reaches the capacity gets -1"),
+        (lambda i, n, c: served_positions(i, n, c, counts_for=0),
+         "you counted the choices of all experts together; each expert's buffer "
+         "counts only its own"),
+    ]
+    problem = first_failure(your_function, trials, served_positions, what="dispatch",
+                            hints=hints)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random inputs (1 to 3 choices a token, 3 to "
+                         "8 experts, 5 to 300 tokens, capacities 0, 1, tight and roomy, "
+                         "an expert every token chooses) your positions are each "
+                         "choice's place in its expert's buffer, served slot by slot, "
+                         "-1 past the capacity.")
 
 
 guard_checks(globals())

@@ -7,6 +7,9 @@ returns True or False. References come from ``attention.linear``.
 
 import numpy as np
 
+from attention.linear import chunked, decayed
+from attention.linear.chunked import chunk_decays
+from attention.linear.decayed import decayed_chunked, decayed_recurrent
 from attention.linear.delta_rule import delta_rule_step
 from attention.linear.feature_maps import elu_plus_one
 from attention.linear.linear_attention import (linear_attention_parallel,
@@ -189,6 +192,102 @@ def check_merge_chunks(your_function):
         return verdict(False, problem)
     return verdict(True, f"on {tried(trials)} your merge equals one pass over both "
                          "chunks: out_b + q_b state_a, and state_a + state_b.")
+
+
+# Exercise 4 ---------------------------------------------------------------------------
+
+def gla_recurrent(q, k, v, g):
+    """Gated linear attention's recurrence, a decay per token and key channel:
+    S_t = exp(g_t)[:, None] * S_{t-1} + k_t^T v_t, out_t = q_t S_t (the reference;
+    with g equal over the channels it is ``decayed_recurrent``, tests/practice)."""
+    S = np.zeros((*k.shape[:-2], k.shape[-1], v.shape[-1]), v.dtype)
+    out = np.zeros(v.shape, v.dtype)
+    for t in range(k.shape[-2]):
+        S = np.exp(g[..., t, :, None]) * S + k[..., t, :, None] * v[..., t, None, :]
+        out[..., t, :] = np.einsum("...c,...cv->...v", q[..., t, :], S)
+    return out
+
+
+def _summed_over_channels(q, k, v, g):
+    """The mistake of summing g over the channels (its last axis), not the tokens."""
+    G = np.cumsum(g, axis=-1)
+    n = G.shape[-2]
+    causal = np.tril(np.ones((n, n), dtype=bool))[:, :, None]
+    with np.errstate(all="ignore"):
+        gap = np.where(causal, G[..., :, None, :] - G[..., None, :, :], -np.inf)
+        return np.einsum("...ic,...ijc,...jc->...ij", q, np.exp(gap), k) @ v
+
+
+@redrawable
+def _decayed_trial(rng, lead, n, d_k, d_v, dtype=np.float64, *, strong=False, zeros=False):
+    """Decays a = e^g from 0.5 to 1 (g from -0.7 to 0), or, ``strong``, e^-3 to e^-8 a
+    token: over 300 tokens the running sums of g reach -1500, so that e^(G_i) and
+    e^(-G_j) taken apart, or e^(G_i - G_j) above the diagonal, overflow."""
+    q, k, v = _features(rng, lead, n, d_k, d_v, dtype)
+    shape = (*lead, n, d_k)
+    g = -rng.uniform(3.0, 8.0, shape) if strong else -rng.uniform(0, 0.7, shape)
+    if zeros:  # channels that fade nothing, and a token that forgets almost everything
+        g[..., ::2] = 0.0
+        g[..., n // 2, :] = -30.0
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    label = f"{n} tokens, d_k {d_k}, d_v {d_v}, {axes}, {np.dtype(dtype).name}"
+    label += (", strong decays (g from -8 to -3)" if strong else
+              ", some g = 0 and one token's -30" if zeros else "")
+    return Trial(label, (q, k, v, g.astype(dtype)), {}, np.dtype(dtype))
+
+
+def check_decayed_attention(your_function):
+    """Exercise 4: your_function(q, k, v, g) = gated linear attention's outputs, a
+    decay per token and key channel, computed in parallel (without the package's
+    decays or recurrences)."""
+    rng = fresh_rng()
+    trials = [_decayed_trial(rng, (), 6, 3, 2), _decayed_trial(rng, (2,), 9, 4, 3),
+              _decayed_trial(rng, (2, 3), 7, 2, 5), _decayed_trial(rng, (), 1, 3, 3),
+              _decayed_trial(rng, (3,), 12, 4, 4, np.float32),
+              _decayed_trial(rng, (2,), 10, 3, 2, zeros=True),
+              _decayed_trial(rng, (2,), 300, 4, 3, strong=True),
+              _decayed_trial(rng, (int(rng.integers(1, 4)),), int(rng.integers(2, 20)),
+                             int(rng.integers(1, 6)), int(rng.integers(1, 6)))]
+    hints = [(lambda q, k, v, g: gla_recurrent(q, k * np.exp(g), v, g),
+              "each pair is faded by its own token's decay too: key j's pair is written "
+              "after the state fades at step j, so channel c reaches query i faded by "
+              "exp(g_{j+1}[c] + ... + g_i[c])"),
+             (lambda q, k, v, g: _summed_over_channels(q, k, v, g),
+              "running sums over the channels; the decay accumulates over the tokens"),
+             (lambda q, k, v, g: gla_recurrent(q, k, v, g.mean(-1, keepdims=True)
+                                               * np.ones_like(g)),
+              "one decay per token for all channels; each channel of the state fades by "
+              "its own decay"),
+             (lambda q, k, v, g: _plain(q, k, v),
+              "nothing fades: this is causal linear attention without the decay")]
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "decayed_attention")
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype, kind=False)
+        if problem is None:
+            return None
+        if got.shape == expected.shape and not np.all(np.isfinite(got)):
+            return ("some outputs are nan or inf where the answer is finite: an "
+                    "exponential overflowed (the running sums of g reach -1500 here); "
+                    "exponentiate only differences of them that are <= 0")
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        return problem
+
+    problem = first_failure(your_function, trials, gla_recurrent,
+                            what="decayed_attention", compare=compare,
+                            forbidden=(decayed, chunked, chunk_decays,
+                                       decayed_recurrent, decayed_chunked))
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random inputs (no, one and two leading axes; "
+                         "1 to 300 tokens; float32 and float64; decays of 1, of e^-30 "
+                         "and strong ones whose running sums reach -1500; random sizes) "
+                         "your outputs equal gated linear attention's recurrence, "
+                         "computed in parallel.")
 
 
 guard_checks(globals())

@@ -7,10 +7,11 @@ returns True or False. References come from ``attention.serving``.
 
 import numpy as np
 
-from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
-                                       matches, redrawable, shape_text)
-from attention.practice.verdict import guard_checks
+from attention.practice.trials import (Trial, as_array, difference, first_failure,
+                                       fresh_rng, judge, matches, redrawable, shape_text)
+from attention.practice.verdict import guard_checks, verdict
 from attention.serving.paged import gather
+from attention.softmax import softmax
 from attention.serving.speculative import acceptance, residuals
 from attention.serving.split_kv import merge_chunks
 
@@ -131,14 +132,18 @@ def check_gather(your_function):
 # Exercise 3 ---------------------------------------------------------------------------
 
 @redrawable
-def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0):
+def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0, rows=None):
     outputs = rng.normal(size=(n_chunks, n_q, d))
     lses = rng.normal(size=(n_chunks, n_q)) * spread + shift
+    if rows is not None:  # each query's log-sum-exps at its own level: one shift for
+        lses += np.asarray(rows, float)  # all queries underflows the lowest
     for c in masked:  # a chunk with every key masked: output 0, lse -inf
         outputs[c], lses[c] = 0.0, -np.inf
     label = f"{n_chunks} chunks of outputs {shape_text(outputs.shape[1:])}"
     label += f" with log-sum-exps near {shift:+g}" if shift else ""
     label += f", log-sum-exps spread over ±{spread:g}" if spread > 100 else ""
+    label += (", log-sum-exps near " + ", ".join(f"{r:+g}" for r in rows) + " by query"
+              if rows is not None else "")
     label += f", chunk{'s' if len(masked) > 1 else ''} {list(masked)} masked" if masked else ""
     return Trial(label, (outputs, lses))
 
@@ -166,7 +171,8 @@ def check_merge(your_function):
     trials = [_merge_trial(rng, 3, 4, 5), _merge_trial(rng, 4, 2, 3, masked=(1,)),
               _merge_trial(rng, 2, 3, 4, shift=1000.0),
               _merge_trial(rng, 3, 2, 2, masked=(0, 1, 2)),
-              _merge_trial(rng, 4, 3, 2, spread=2000.0)]
+              _merge_trial(rng, 4, 3, 2, spread=2000.0),
+              _merge_trial(rng, 3, 3, 2, rows=(-1500.0, 0.0, 1500.0))]
     hints = [
         (lambda o, l: o.mean(axis=0),
          "the plain mean of the chunks; weight each chunk by exp(lse), its share of "
@@ -180,6 +186,135 @@ def check_merge(your_function):
     return judge(your_function, trials, lambda o, l: merge_chunks(o, l)[0], what="merge",
                  hints=hints, success="your merge equals attention over all the keys' "
                                       "chunks, masked ones included.")
+
+
+# Exercise 4 ---------------------------------------------------------------------------
+
+@redrawable
+def _paged_trial(rng, n_blocks, n_heads, n_kv, size, d, n_used, length, *,
+                 dtype=np.float64, near=0.0):
+    """One decode query against a sequence of ``n_used`` blocks out of the pool's
+    ``n_blocks``. Block 0 is never in the table and the table is neither sorted nor
+    ends at its largest id, so that reading blocks 0, 1, 2, ... or in sorted order
+    changes which slots are read. Every slot the sequence does not own (other blocks,
+    the last block past ``length``) holds a key aligned with query head 0 and a value
+    near 1000: reading one of them moves head 0's output far away."""
+    q = rng.normal(size=(n_heads, d))
+    k = rng.normal(size=(n_blocks, n_kv, size, d))
+    v = rng.normal(size=(n_blocks, n_kv, size, d))
+    table = rng.choice(np.arange(1, n_blocks), n_used, replace=False)
+    if n_used > 1 and table[-1] == table.max():
+        table[[0, -1]] = table[[-1, 0]]
+    if n_used > 2 and np.all(np.diff(table) > 0):
+        table[[0, 1]] = table[[1, 0]]
+    if near:  # scores near +near (even heads) and -near (odd heads), and the
+        # sequence's first slot twice as far: rows at levels far apart, each spread
+        # over near (q along feature 0, keys with feature 0 near 1, that slot's 2)
+        q = q * 0.01
+        q[:, 0] += np.where(np.arange(n_heads) % 2 == 0, near, -near) * d ** 0.5
+        k[..., 0] = 1.0 + 0.001 * k[..., 0]
+        k[table[0], :, 0, 0] = 2.0
+    owned = np.zeros((n_blocks, size), bool)
+    owned[table.repeat(size), np.tile(np.arange(size), n_used)] = (
+        np.arange(n_used * size) < length)
+    by_slot = (0, 2, 1, 3)  # (n_blocks, size, n_kv, d): a view, written through
+    k.transpose(by_slot)[~owned] = 10 * q[0] / max(np.linalg.norm(q[0]), 1e-9) * d ** 0.5
+    v.transpose(by_slot)[~owned] += 1000.0
+    label = (f"q ({n_heads}, {d}), pools ({n_blocks}, {n_kv}, {size}, {d}) in "
+             f"{np.dtype(dtype).name}, a table of {n_used} block{'s' * (n_used > 1)}, "
+             f"length {length}")
+    label += (f", scores near +{near:g} and -{near:g} by head, spread over {near:g} in "
+              "each row") if near else ""
+    return Trial(label, (q.astype(dtype), k.astype(dtype), v.astype(dtype), table, length),
+                 dtype=np.dtype(dtype))
+
+
+def _random_paged_trial(rng):
+    """Sizes drawn over the contract: any block size, any d_head, a last block used in
+    part or in full."""
+    size, n_used = int(rng.integers(1, 6)), int(rng.integers(1, 5))
+    n_kv = int(rng.choice([1, 2, 3]))
+    return _paged_trial(rng, int(rng.integers(n_used + 1, 14)), n_kv * int(rng.integers(1, 4)),
+                        n_kv, size, int(rng.integers(2, 9)), n_used,
+                        int(rng.integers((n_used - 1) * size + 1, n_used * size + 1)))
+
+
+def _paged_reference(q, k_blocks, v_blocks, table, length, *, groups="h // group",
+                     scale=True, shift=True):
+    """Attention of each query head over the sequence's slots (gather), key head h //
+    group for query head h; the variants name the mistakes."""
+    n_heads, d = q.shape
+    n_kv = k_blocks.shape[1]
+    heads = (np.arange(n_heads) // (n_heads // n_kv) if groups == "h // group"
+             else np.arange(n_heads) % n_kv)
+    k = gather(k_blocks, table, length)[heads]  # (n_heads, length, d)
+    v = gather(v_blocks, table, length)[heads]
+    scores = np.einsum("hd,hnd->hn", q, k) / (d ** 0.5 if scale else 1)
+    if shift:
+        weights = softmax(scores, axis=-1)
+    else:
+        with np.errstate(all="ignore"):
+            weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    return np.einsum("hn,hnd->hd", weights, v)
+
+
+def check_paged_decode(your_function):
+    """Exercise 4: your_function(q, k_blocks, v_blocks, table, length) = one decode
+    step of grouped-query attention read through the block table."""
+    rng = fresh_rng()
+    trials = [_paged_trial(rng, 9, 4, 2, 4, 8, 3, 10),
+              _paged_trial(rng, 7, 3, 3, 2, 5, 4, 8),       # whole blocks, multi-head
+              _paged_trial(rng, 12, 4, 1, 3, 6, 3, 7),      # one key head for all
+              _paged_trial(rng, 6, 6, 2, 5, 4, 1, 1),       # the first slot only
+              _paged_trial(rng, 10, 8, 2, 4, 16, 4, 13, dtype=np.float32),
+              _paged_trial(rng, 8, 4, 2, 3, 8, 3, 8, near=1000.0),
+              _random_paged_trial(rng)]
+    hints = [
+        (lambda q, k, v, t, n: _paged_reference(q, k, v, t, len(t) * k.shape[2]),
+         "you read every slot of the sequence's blocks; the last block holds more "
+         "slots than the sequence: read only its first length slots"),
+        (lambda q, k, v, t, n: _paged_reference(q, k, v, np.arange(len(t)), n),
+         "you read blocks 0, 1, 2, ... of the pool; read the blocks the table names, "
+         "in its order"),
+        (lambda q, k, v, t, n: _paged_reference(q, k, v, np.sort(t), n),
+         "you read the table's blocks in sorted order; the table's order is the "
+         "sequence's"),
+        (lambda q, k, v, t, n: _paged_reference(q, k, v, t, n, groups="h % n_kv"),
+         "query head h reads key head h % n_kv_heads; consecutive query heads share "
+         "a key head: h // group"),
+        (lambda q, k, v, t, n: _paged_reference(q, k, v, t, n, shift=False),
+         "exp of scores near +1000 overflows (inf / inf is nan): subtract each "
+         "head's own largest score first"),
+        (lambda q, k, v, t, n: _paged_reference(q, k, v, t, n, scale=False),
+         "the scores are not divided by the square root of d_head"),
+    ]
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "paged_decode")
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype, kind=False)
+        if problem is None:
+            return None
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        if got.shape == expected.shape and np.any(np.abs(got[0]) > 500):
+            return ("query head 0's output is near 1000, the values of the slots the "
+                    "sequence does not own: you read blocks outside its table, or slots "
+                    "past its length")
+        return problem
+
+    problem = first_failure(your_function, trials, _paged_reference, what="paged_decode",
+                            compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random inputs (multi-head, grouped and "
+                         "multi-query heads; tables out of order; a last block used in "
+                         "part, in full, or for one slot; float32 and float64; scores "
+                         "near ±1000 and spread over 1000; random sizes) your outputs "
+                         "equal attention over the sequence's slots, read through its "
+                         "table, each query head with its group's key head.")
 
 
 guard_checks(globals())

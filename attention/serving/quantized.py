@@ -16,7 +16,7 @@ far they move and whether the greedy tokens change.
 # --8<-- [start:int8]
 import numpy as np
 
-from attention.kv_cache import KVCache, _check_update
+from attention.kv_cache import KVCache, check_update
 
 
 def quantize(x):
@@ -46,7 +46,7 @@ class Int8KVCache(KVCache):
         self.value_scales = [None] * n_layers
 
     def update(self, layer, k, v, valid=None):
-        _check_update(self, layer, k, v, valid)
+        check_update(self, layer, k, v, valid)
         (k_codes, k_scales), (v_codes, v_scales) = quantize(k), quantize(v)
         k_all, v_all, positions, key_valid = super().update(
             layer, k_codes, v_codes, valid)

@@ -42,6 +42,18 @@ def test_practice_notebook_is_valid_and_holds_every_exercise(chapter):
     assert "--8<--" not in text and "???" not in text and 'title="Output"' not in text.split("<details>")[0]
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.number)
+def test_each_hint_is_a_folded_cell_of_its_own_before_the_solution(chapter):
+    nb = practice_notebook(chapter, "https://example.org/site/")
+    folded = [cell.source for cell in nb.cells if cell.source.startswith("<details>")]
+    expected = []
+    for drill in chapter.drills():
+        expected += [f"<details><summary>Hint {k}</summary>\n\n{hint}\n\n</details>"
+                     for k, hint in enumerate(drill.hints, 1)]
+        expected.append("Solution")
+    assert [s if "<summary>Hint" in s else "Solution" for s in folded] == expected
+
+
 def with_solutions(nb):
     """The notebook with each starter cell's code replaced by its worked solution."""
     for cell in nb.cells:
@@ -118,7 +130,7 @@ def test_install_cell_installs_the_sites_wheel_and_every_import_pinned(name, nb)
     code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code"
                      and not cell.source.startswith("%pip"))
     wheels = [package_wheel_bytes()[0]]
-    if name in ("ch04", "ch07"):  # their code reads chapter 7's checkpoint, a wheel of its own
+    if name in ("ch04", "ch07", "ch11"):  # their code reads chapter 7's checkpoint, a wheel of its own
         wheels.append(checkpoint_wheel_bytes()[0])
     assert install.split("\n")[0] == ("%pip install --quiet --force-reinstall --no-deps "
                                       + " ".join(f"{SITE}assets/pyodide/{w}" for w in wheels))

@@ -194,9 +194,9 @@ def test_every_image_says_what_it_shows(built_site):
     for source, html in built_site.pages.items():
         article = html[html.find("<article"):html.find("</article>")]
         for img in re.findall(r"<img\b[^>]*>", article):
-            alt = re.search(r'\balt="([^"]*)"', img)
-            words = alt.group(1).split() if alt else []
-            if len(words) < 6 or alt.group(1).strip().lower().rstrip(".") in GENERIC_ALT:
+            alt = re.search(r'\balt=(["\'])(.*?)\1', img)  # either quote is HTML
+            words = alt.group(2).split() if alt else []
+            if len(words) < 6 or alt.group(2).strip().lower().rstrip(".") in GENERIC_ALT:
                 bad.append(f"{source.name}: {img[:120]}")
     assert not bad, "images whose alt text does not say what they show:\n" + "\n".join(bad)
 

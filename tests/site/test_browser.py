@@ -175,7 +175,7 @@ def test_search_for_causal_mask_finds_chapter_2_and_highlights_it(browser, serve
     page = seen.page
     page.locator("input.md-search__input").click()
     page.locator("input.md-search__input").press_sequentially("causal mask")  # keystrokes
-    section = page.locator(f'.md-search-result a[href*="{CHAPTER_2}"][href$="#24-the-causal-mask"]')
+    section = page.locator(f'.md-search-result a[href*="{CHAPTER_2}"]:not([href*="/notebook/"])[href$="#24-the-causal-mask"]')
     section.wait_for(state="attached", timeout=10_000)  # chapter 2's section is among the results
     page.locator(f'.md-search-result__item a[href*="{CHAPTER_2}"]').first.click()
     page.wait_for_url(f"**/{CHAPTER_2}**")
@@ -194,7 +194,8 @@ CH = {n: f"chapters/{name}/#" for n, name in [
     (9, "ch09-smaller-caches-steadier-logits"), (10, "ch10-linear-attention"),
     (11, "ch11-serving")]}
 SEARCHES = {
-    "mla": CH[9] + "92-", "kv cache": CH[4] + "42-", "flash attention": CH[5] + "54-",
+    # MLA is taught over two sections: its data flow (9.2) and its absorbed form (9.3)
+    "mla": (CH[9] + "92-", CH[9] + "93-"), "kv cache": CH[4] + "42-", "flash attention": CH[5] + "54-",
     "FlashAttention": CH[5] + "54-", "online softmax": CH[5] + "53-",
     "causal mask": CH[2] + "24-", "multi-head attention": CH[2] + "25-",
     "grouped-query attention": CH[2] + "26-", "cross-attention": CH[2] + "27-",
@@ -236,7 +237,8 @@ def test_search_puts_the_section_that_teaches_a_term_first_with_no_wall_of_code(
             height: item.getBoundingClientRect().height})""")
         href = shown["section"] or "#"
         found = href.split("?")[0] + "#" + href.split("#", 1)[1]  # less the ?h= highlight
-        if section not in found:
+        if not any(s in found for s in ((section,) if isinstance(section, str)
+                                        else section)):
             wrong[query] = found
         if shown["code"] or shown["height"] > 1000:  # the preview is prose, not a listing
             walls[query] = shown

@@ -81,7 +81,7 @@ def shown_code_cells(page: str) -> list[tuple[str, list[str]]]:
         if code is None:
             continue  # a Markdown cell
         outputs = re.findall(r'<div class="jp-RenderedText jp-OutputArea-output[^>]*>\s*'
-                             r'<div class="highlight"><pre><code>(.*?)</code></pre>', cell, re.S)
+                             r'<div class="highlight"[^>]*><pre><code>(.*?)</code></pre>', cell, re.S)
         cells.append((html.unescape(TAG.sub("", code[1])).strip("\n"),
                       [html.unescape(TAG.sub("", out)) for out in outputs]))
     return cells

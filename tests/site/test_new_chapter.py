@@ -63,6 +63,9 @@ Write `double(x)`, which returns twice the array `x` (a new array; `x` stays as 
 check_double(double)
 ```
 
+??? tip "Hint 1"
+    Multiply every entry by two, into a new array.
+
 ??? success "Solution"
     ```python title="exercises/ch99.py"
     --8<-- "exercises/ch99.py:ex1-solution"
@@ -113,7 +116,7 @@ CHECKS = '''"""Self-checks of the throwaway chapter."""
 
 import numpy as np
 
-from attention.practice.trials import fresh_rng
+from attention.practice.trials import fresh_rng, kind_problem
 from attention.practice.verdict import call, verdict
 
 
@@ -124,6 +127,9 @@ def check_double(double) -> bool:
         result, error = call(double, x)
         if error:
             return verdict(False, error)
+        problem = kind_problem(result, 2 * x, "double(x)")
+        if problem:
+            return verdict(False, problem)
         if np.shape(result) != x.shape or not np.allclose(result, 2 * x):
             return verdict(False, f"on a random {shape} input, double(x) is not 2 x.")
     return verdict(True, "double(x) is 2 x on random inputs.")

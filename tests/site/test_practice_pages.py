@@ -3,6 +3,7 @@ site build: what each exercise states about itself, the page's headings and link
 which check block counts for the reader's progress."""
 
 import pytest
+from mkdocs.exceptions import PluginError
 
 from tests.support import ROOT
 from tools.site.practice_pages import (drills_markdown, mark_checks, practice_markdown,
@@ -34,6 +35,13 @@ See [chapter 1](ch01-x.md#a), [the figure](../assets/f.svg) and [here](#setup).
 ```python
 check_double(double)
 ```
+
+??? tip "Hint 1"
+    Twice a number is the number
+    added to itself.
+
+??? tip "Hint 2"
+    Multiply, do not append.
 
 ??? success "Solution"
     ```python title="exercises/ch09.py"
@@ -129,6 +137,8 @@ def test_the_drills_page_lists_each_exercise_with_its_facts_and_a_link(tmp_path)
     assert "## 9. A fixture { #ch09 }" in page
     assert ('| [Exercise 1: Double it](ch09.md#ex1) | easy | arrays, not lists '
             '| <span data-drill="ch09/ex1">not yet</span> |') in page
+    assert ('| <span data-drill-hints="ch09/ex1" data-hint-count="2">none of 2</span> |\n'
+            in page)
 
 
 def block(index: int, code: str) -> str:
@@ -139,12 +149,61 @@ def block(index: int, code: str) -> str:
 def test_only_the_check_after_the_starter_counts_not_the_solutions(tmp_path):
     drills = fixture_chapter(tmp_path).drills()
     html = "".join([block(0, "import x"), block(1, "def double(x): ..."),
-                    block(2, "check_double(double)\n"), "<details>",
+                    block(2, "check_double(double)\n"), HINTS, '<details class="success">',
                     block(3, "def double(x): ..."), block(4, "check_double(double)"), "</details>"])
     marked = mark_checks(html, drills)
     assert marked.count("data-exercise") == 1
     assert 'data-run-block="2" data-exercise="ch09/ex1">' in marked
-    assert marked.replace(' data-exercise="ch09/ex1"', "") == html
+    assert marked.replace(' data-exercise="ch09/ex1"', "").replace(
+        ' data-hint="ch09/ex1" data-hint-number="1"', "").replace(
+        ' data-hint="ch09/ex1" data-hint-number="2"', "") == html
+
+
+# The fixture's two hints as pymdownx.details renders them.
+HINTS = ('<details class="tip">\n<summary>Hint 1</summary>\n<p>Twice a number</p>\n</details>\n'
+         '<details class="tip">\n<summary>Hint 2</summary>\n<p>Multiply</p>\n</details>\n')
+
+
+def test_an_exercise_gives_its_hints_in_order_as_prose(tmp_path):
+    [drill] = fixture_chapter(tmp_path).drills()
+    assert drill.hints == ("Twice a number is the number\nadded to itself.",
+                           "Multiply, do not append.")
+
+
+TWO_HINTS = ('??? tip "Hint 1"\n    Twice a number is the number\n    added to itself.\n\n'
+             '??? tip "Hint 2"\n    Multiply, do not append.\n')
+
+
+@pytest.mark.parametrize("hints, error", [
+    ("", r"ch09-fixture\.md:15: exercise ex1 has 0 hints: give it 1 to 3"),
+    (TWO_HINTS + '\n??? tip "Hint 3"\n    c\n\n??? tip "Hint 4"\n    d\n',
+     r"ch09-fixture\.md:15: exercise ex1 has 4 hints: give it 1 to 3"),
+    (TWO_HINTS.replace("Hint 2", "Hint 3"), r"ch09-fixture\.md:\d+: exercise ex1: hint 3 "
+                                            r"follows hint 1; number them 1, 2, 3"),
+    ('??? tip "Hint 1"\n    ```python\n    x + x\n    ```\n',
+     r"ch09-fixture\.md:\d+: exercise ex1: hint 1 must be prose indented under it, no code"),
+])
+def test_an_exercise_without_one_to_three_prose_hints_is_refused_naming_the_line(tmp_path, hints,
+                                                                                  error):
+    chapter = fixture_chapter(tmp_path, PAGE.replace(TWO_HINTS, hints))
+    with pytest.raises(ValueError, match=error):
+        chapter.drills()
+
+
+def test_a_hint_missing_from_the_rendered_page_is_refused(tmp_path):
+    drills = fixture_chapter(tmp_path).drills()
+    html = "".join([block(1, "def double(x): ..."), block(2, "check_double(double)"),
+                    HINTS.split("</details>")[0] + "</details>"])
+    with pytest.raises(PluginError, match="hint 2 of ch09/ex1 is not on the page"):
+        mark_checks(html, drills)
+
+
+def test_every_exercise_of_the_course_has_one_to_three_hints_without_code():
+    drills = [drill for chapter in chapters(ROOT) for drill in chapter.drills()]
+    assert all(1 <= len(drill.hints) <= 3 for drill in drills)
+    for drill in drills:
+        for hint in drill.hints:  # a nudge or an idea in words, never a line of the solution
+            assert "`" not in hint and "def " not in hint and "np." not in hint, (drill.key, hint)
 
 
 def test_every_exercise_of_the_course_states_its_difficulty_and_what_it_trains():

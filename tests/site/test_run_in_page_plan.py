@@ -175,11 +175,12 @@ def test_only_the_pages_that_read_the_checkpoint_fetch_it(built_site):
     docs = ROOT / "docs"  # (a chapter's notebook page is marked as its chapter is)
     marked = sorted(p.relative_to(docs).as_posix() for p, html in built_site.pages.items()
                     if p.is_relative_to(docs) and CHECKPOINT_MARK in html)
-    assert marked == ["chapters/ch04-generation.md", "chapters/ch07-train-a-gpt.md"]
+    assert marked == ["chapters/ch04-generation.md", "chapters/ch07-train-a-gpt.md",
+                      "chapters/ch11-serving.md"]
 
 
 def test_the_first_run_downloads_under_8_mb():
-    """The runtime, NumPy and the package (chapter 7's checkpoint not counted: only two
+    """The runtime, NumPy and the package (chapter 7's checkpoint not counted: only three
     pages fetch it). It was 9.06 MB before NumPy's wheel and the standard library were
     repacked without what no code can use in the browser."""
     from tools.site.run_in_page import download_bytes

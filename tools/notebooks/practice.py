@@ -4,8 +4,10 @@ The exercise text is written once, in the chapter page; the code lives in
 ``exercises/chNN.py`` (sections ``imports``, ``exK-starter``, ``exK-solution``) and is
 included by snippet. The notebook holds, in page order: a title, a cell that installs the
 package from the site and what the exercises import (``install_cell``), the section's
-prose as Markdown cells, its top-level Python blocks as code cells (a starter cell keeps its source in ``metadata["snippet"]``), and
-each collapsible (``??? success "Solution"``) as a folded ``<details>`` Markdown cell.
+prose as Markdown cells, its top-level Python blocks as code cells (a starter cell keeps
+its source in ``metadata["snippet"]``), and each collapsible (``??? tip "Hint 1"``,
+``??? success "Solution"``) as a folded ``<details>`` Markdown cell of its own, opened by
+a click.
 Output blocks are dropped: running the cells prints them. Nothing is committed: the site
 build writes the notebooks (``tools/site/practice_pages.py``) and the tests generate them.
 """
@@ -42,8 +44,9 @@ def practice_notebook(chapter: Chapter, site_url: str = "") -> nbformat.Notebook
             f"The exercises of [{title}]({published(page_path.split('/')[-1], page_url)}). Each "
             "starter is a function with a gap or a bug: complete it, run its cell, then run "
             "the self-check under it. It prints **✓ Correct** with what your answer shows, or "
-            "**✗ Not yet** and what is wrong. A worked solution is folded under each exercise: "
-            "try first."
+            "**✗ Not yet** and what is wrong. Under each check, one to three hints are folded "
+            "(click one to open it), from a nudge to the key idea, and then a worked "
+            "solution: try first."
         ),
     ]
     pending: list[str] = []

@@ -40,7 +40,7 @@ from tools.source.chapters import chapters  # noqa: E402
 from tools.source.markdown import read_page  # noqa: E402
 
 NOTEBOOK = "notebook.ipynb"
-SEARCH_BOOST = 0.5  # below every written page: the chapter teaches the same text
+SEARCH_BOOST = 0.01  # far below every written page: the chapter teaches the same text
 # What the site does not take from nbconvert's HTML: scripts, and the copy button (its
 # element and the hidden second copy of the code it copies from).
 DROPPED = re.compile(r"<script\b.*?</script>|<!-- (?:Load mathjax|MathJax configuration|"

@@ -53,6 +53,9 @@ LINK = re.compile(r"(?P<open>\]\(|^\[[^\]]+\]: +)(?P<target>(?![a-z][a-z0-9+.-]*
 # Inline code: a run of backticks, then text, then a run of as many (CommonMark 6.1); a
 # link written inside it is text, not a link.
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
+# A hint as pymdownx.details renders ``??? tip "Hint 1"``: a folded <details>, opened by a
+# click or by Enter or Space on its <summary>, which the keyboard reaches.
+HINT_BLOCK = re.compile(r'<details class="tip">(?=\s*<summary>Hint (?P<number>\d+)</summary>)')
 RUN_BLOCK = re.compile(r'(<div class="language-python highlight" data-run-block="\d+")'
                        r'([^>]*>)(.*?</code></pre></div>)', re.S)
 
@@ -163,8 +166,9 @@ search:
 
 The exercises of [{title}]({chapter_link}#practice), with their checks and solutions.
 Every block runs in your browser: press **Edit** on a starter, complete it, then **Run**
-on the check under it. A **✓ Correct** marks the exercise solved on the
-[drills page](index.md) (in this browser only). To work in Jupyter instead:
+on the check under it. Stuck? Open the hints under the check, one at a time, before the
+solution. A **✓ Correct** marks the exercise solved on the [drills page](index.md), with
+the hints you opened (in this browser only). To work in Jupyter instead:
 <a href="{notebook_name(chapter)}" download>Download as notebook</a> ({NOTEBOOK_PAGE}
 with the outputs of its tested run).
 
@@ -185,13 +189,16 @@ def drills_markdown(found) -> str:
         rows = "\n".join(
             f"| [{table_cell(drill.title)}]({page}#{drill.exercise.section}) "
             f"| {drill.difficulty} | {table_cell(drill.trains)} "
-            f'| <span data-drill="{html.escape(drill.key)}">not yet</span> |'
+            f'| <span data-drill="{html.escape(drill.key)}">not yet</span> '
+            f'| <span data-drill-hints="{html.escape(drill.key)}" '
+            f'data-hint-count="{len(drill.hints)}">none of {len(drill.hints)}</span> |'
             for drill in chapter.drills())
         sections.append(
             f"## {numbered_title(chapter)} {{ #{drills_anchor(chapter.number)} }}\n\n"
             f"Run them on [the practice page]({page}); they are also at the end of "
             f"[the chapter]({posixpath.relpath(chapter_source(chapter), 'practice')}#practice).\n\n"
-            "| Exercise | Difficulty | Trains | Solved |\n|---|---|---|---|\n" + rows + "\n")
+            "| Exercise | Difficulty | Trains | Solved | Hints opened |\n"
+            "|---|---|---|---|---|\n" + rows + "\n")
     return f"""---
 title: Drills
 description: {yaml_string(f"All {count} exercises of the course, by chapter, with their "
@@ -204,8 +211,9 @@ description: {yaml_string(f"All {count} exercises of the course, by chapter, wit
 All {count} exercises of the course, by chapter, with their difficulty and what each
 trains. Each links to its chapter's practice page, where it runs in your browser. An
 exercise counts as solved once its check prints **✓ Correct** there (or at the end of
-its chapter). Your progress is kept in this browser only, in its local storage; nothing
-is sent anywhere.
+its chapter). Each exercise has one to three hints, folded under its check, from a nudge
+to the key idea; the last column shows how many you opened. Your progress is kept in
+this browser only, in its local storage; nothing is sent anywhere.
 
 <div class="drills-progress" data-drills-progress></div>
 
@@ -250,8 +258,9 @@ def page_chapter(page, config):
 def mark_checks(content: str, drills) -> str:
     """Mark, in rendered HTML, the check block right after each exercise's starter (the
     first block after the previous one marked whose code is the call ``check(function)``)
-    with ``data-exercise``. Only that block counts: the solution's check, folded further
-    down, would mark an exercise solved by the worked solution."""
+    with ``data-exercise``, and its hints, the folded blocks that follow it, with
+    ``data-hint``. Only that check counts: the solution's check, folded further down,
+    would mark an exercise solved by the worked solution."""
     at = 0
     for drill in drills:
         call = f"{drill.exercise.check}({drill.exercise.function})"
@@ -262,6 +271,15 @@ def mark_checks(content: str, drills) -> str:
         tagged = f'{match[1]} data-exercise="{html.escape(drill.key)}"{match[2]}'
         content = content[:match.start()] + tagged + content[match.end(2):]
         at = match.start() + len(tagged)
+        for number in range(1, len(drill.hints) + 1):
+            hint = HINT_BLOCK.search(content, at)
+            if hint is None or int(hint["number"]) != number:
+                raise PluginError(f"hint {number} of {drill.key} is not on the page after "
+                                  "its check")
+            tagged = (f'<details class="tip" data-hint="{html.escape(drill.key)}" '
+                      f'data-hint-number="{number}">')
+            content = content[:hint.start()] + tagged + content[hint.end():]
+            at = hint.start() + len(tagged)
     return content
 
 

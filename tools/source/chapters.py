@@ -26,6 +26,11 @@ FACTS = re.compile(r"^\*Difficulty: (?P<difficulty>easy|medium|hard)\. "
                    r"Trains: (?P<trains>[^*]+?)\.?\*$")
 FACTS_FORM = "*Difficulty: easy|medium|hard. Trains: what it trains.*"
 HEADING = re.compile(r"^#{3,6} +(?P<title>.+?)(?: +#+)? *$")
+# After an exercise's check, before its solution: its hints, each a folded admonition
+# (``??? tip "Hint 1"``, its text indented under it), a nudge first, the key idea last.
+HINT = re.compile(r'^\?\?\? tip "Hint (?P<number>\d+)"$')
+HINTS_FORM = '??? tip "Hint 1"'
+MAX_HINTS = 3
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,7 @@ class Drill:
     heading: int  # the heading's 0-based line on the page
     difficulty: str  # easy, medium or hard
     trains: str  # "masking, fully masked rows, batch axes"
+    hints: tuple[str, ...] = ()  # their text, in order: "Hint 1" first
 
     @property
     def key(self) -> str:
@@ -105,6 +111,36 @@ def drills_of(path: Path, root: Path, text: str) -> tuple[Drill, ...]:
                              f"say its difficulty: write `{FACTS_FORM}` under its heading")
         found.append(Drill(exercise, HEADING.match(lines[heading])["title"], heading,
                            facts["difficulty"], facts["trains"]))
+    ends = [drill.heading for drill in found[1:]] + [span[1]] if found else []
+    return tuple(Drill(d.exercise, d.title, d.heading, d.difficulty, d.trains,
+                       hints_of(path, lines, d, end, code)) for d, end in zip(found, ends))
+
+
+def hints_of(path: Path, lines: list[str], drill: Drill, end: int,
+             code: set[int]) -> tuple[str, ...]:
+    """The hints of ``drill``, whose text runs up to line ``end``: one to three, numbered
+    from 1, each a paragraph or two of prose (a hint nudges; it never shows code)."""
+    where = f"{path}:{drill.heading + 1}: exercise {drill.exercise.section}"
+    found = []
+    for n in range(drill.heading + 1, end):
+        if n in code or not (match := HINT.match(lines[n])):
+            continue
+        if int(match["number"]) != len(found) + 1:
+            raise ValueError(f"{path}:{n + 1}: exercise {drill.exercise.section}: hint "
+                             f"{match['number']} follows hint {len(found)}; number them 1, 2, 3")
+        body = []
+        for line in lines[n + 1:end]:
+            if line.strip() and not line.startswith("    "):
+                break
+            body.append(line[4:])
+        text = "\n".join(body).strip()
+        if not text or "```" in text:
+            raise ValueError(f"{path}:{n + 1}: exercise {drill.exercise.section}: hint "
+                             f"{match['number']} must be prose indented under it, no code block")
+        found.append(text)
+    if not 1 <= len(found) <= MAX_HINTS:
+        raise ValueError(f"{where} has {len(found)} hints: give it 1 to {MAX_HINTS}, each "
+                         f"`{HINTS_FORM}` with its text indented under it, after its check")
     return tuple(found)
 
 
