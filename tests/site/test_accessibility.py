@@ -483,6 +483,7 @@ def focus_change(page, control) -> tuple[int, int]:
     or more between the unfocused and the focused look (WCAG 2.4.13's measure), and the
     control's perimeter in pixels, to compare with."""
     page.evaluate("() => document.activeElement.blur()")
+    control.scroll_into_view_if_needed()  # the Tab may have scrolled it out of view
     box = control.bounding_box()
     clip = {"x": box["x"] - 4, "y": box["y"] - 4, "width": box["width"] + 8,
             "height": box["height"] + 8}
