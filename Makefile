@@ -1,6 +1,8 @@
 # The contributor's front door. Every target creates the environment first if it is missing
 # (.venv from requirements-dev.txt; node_modules from package-lock.json, for `make test`).
 #   make test      every check: unit tests, every page's blocks and outputs, the site build
+#   make audit     the exhaustive checks make test leaves out (it keeps one case of each):
+#                  every page's accessibility audit, ~ variation, browser run (CI runs it)
 #   make serve     the site at http://127.0.0.1:8000 with live reload
 #   make outputs   rewrite every page's Output blocks and figures from what the code prints
 #                  and draws (practice notebooks are generated at build/test time, not kept)
@@ -25,7 +27,7 @@ export PYTHONPATH := $(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: test serve outputs site clean bench train
+.PHONY: test audit serve outputs site clean bench train
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,9 +47,16 @@ $(NODE_STAMP): package-lock.json
 # their times in the last run (.pytest_cache). The site is built once per run, for all the
 # workers.
 # JOBS=0 runs serially. The ten slowest tests are printed at the end (pyproject.toml).
+# `make test` leaves the checks marked `audit` (pyproject.toml) to `make audit`: the
+# accessibility audit of the pages that a page of their kind stands for, the variation of
+# every page's ~ numbers, the browser runs of the three pages long in WebAssembly, the
+# new-chapter checklist. CI runs both.
 JOBS ?= auto
 test: $(STAMP) $(NODE_STAMP)
-	$(PY) -m pytest -n $(JOBS) --dist loadscope
+	$(PY) -m pytest -n $(JOBS) --dist loadscope -m "not audit"
+
+audit: $(STAMP) $(NODE_STAMP)
+	$(PY) -m pytest -n $(JOBS) --dist loadscope -m audit
 
 serve: $(STAMP)
 	SITE_URL=http://127.0.0.1:8000/ $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000 --livereload

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 
 from tests.support import ROOT
 from tools.site.pyodide_runtime import CACHE, ensure_runtime
@@ -183,6 +184,8 @@ def changed_files(repo) -> set[str]:
     return changed
 
 
+# A minute of `make test`'s checks run again on a copy: left to `make audit`, which CI runs.
+@pytest.mark.audit
 def test_a_chapter_from_the_checklist_alone_passes_every_check(tmp_path):
     repo = tmp_path / "repo"
     copy_repository(repo)

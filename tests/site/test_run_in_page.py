@@ -109,7 +109,26 @@ def reading_tab(reader_profile, server):
         tab.seen.page.close()
 
 
-@pytest.mark.parametrize("source", pages_with_python())
+# The pages whose blocks take 25 s or more in the browser's WebAssembly Python (one worker,
+# December 2026): chapter 7 trains its GPT, the speed post times attention, chapter 6
+# checks its gradients against finite differences. `make test` runs the others in
+# the reading tab; `make audit` (which CI runs after it) runs these three too.
+LONG_IN_THE_BROWSER = {"chapters/ch06-backpropagation.md", "chapters/ch07-train-a-gpt.md",
+                       "blog/posts/attention-numpy-speed.md"}
+
+
+def case(source: str):
+    """The page as a test case: left to `make audit` if it is long in the browser."""
+    if source in LONG_IN_THE_BROWSER:
+        return pytest.param(source, marks=pytest.mark.audit)
+    return source
+
+
+def test_the_pages_left_to_make_audit_are_pages_with_python():
+    assert LONG_IN_THE_BROWSER <= set(pages_with_python())
+
+
+@pytest.mark.parametrize("source", [case(source) for source in pages_with_python()])
 def test_every_runnable_block_prints_what_the_page_shows(source, reading_tab, server,
                                                          built_site, capsys):
     # Run from the load event on (the favicon may still be on its way): every request, to
