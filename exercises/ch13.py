@@ -140,9 +140,8 @@ def interpolate_positions(table, grid, new_grid):
     (1 + rows * cols, d): the class row, then the patches' square
     resized bicubically (``resize_bicubic`` along each axis).
     """
-    rows, cols = new_grid
-    # Your code: this repeats the first patch's row everywhere.
-    return np.concatenate([table[:1], np.repeat(table[1:2], rows * cols, 0)])
+    # Your code: this returns the trained table as it is.
+    return table
 # --8<-- [end:ex3-starter]
 
 
