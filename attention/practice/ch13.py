@@ -17,15 +17,21 @@ from attention.practice.trials import Trial, fresh_rng, judge, redrawable
 @redrawable
 def _ids_trial(rng, lengths, n, *, pad_id, left=False):
     """A batch of token ids, padded with pad_id to n (on the left if left);
-    pad_id never appears among the real tokens."""
+    pad_id never appears among the real tokens. lengths: the real tokens
+    per sequence, or an int: that many sequences of lengths drawn at
+    random, the first one unpadded (a redraw then pads other places)."""
+    drawn = isinstance(lengths, int)
+    if drawn:
+        lengths = [n] + list(rng.integers(1, n + 1, size=lengths - 1))
     ids = rng.integers(0, 50, size=(len(lengths), n))
     ids[ids == pad_id] = pad_id + 1
     for b, length in enumerate(lengths):
         pads = slice(0, n - length) if left else slice(length, n)
         ids[b, pads] = pad_id
     side = "left" if left else "right"
-    return Trial(f"ids ({len(lengths)}, {n}) of lengths {list(lengths)}, "
-                 f"padded on the {side} with pad_id {pad_id}", (ids, pad_id))
+    which = "random lengths" if drawn else f"lengths {list(lengths)}"
+    return Trial(f"ids ({len(lengths)}, {n}) of {which}, padded on the "
+                 f"{side} with pad_id {pad_id}", (ids, pad_id))
 
 
 def _encoder_mask(ids, pad_id):
@@ -35,7 +41,8 @@ def _encoder_mask(ids, pad_id):
 def check_encoder_mask(your_function):
     """Exercise 1: your_function(ids, pad_id) = (ids != pad_id)[:, None, None, :]."""
     rng = fresh_rng()
-    trials = [_ids_trial(rng, (5, 3, 1), 5, pad_id=0),
+    trials = [_ids_trial(rng, 8, 12, pad_id=0),
+              _ids_trial(rng, (5, 3, 1), 5, pad_id=0),
               _ids_trial(rng, (4, 6), 6, pad_id=3),
               _ids_trial(rng, (2, 4, 3), 4, pad_id=1, left=True),
               _ids_trial(rng, (7,), 7, pad_id=0)]
