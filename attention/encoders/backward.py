@@ -16,6 +16,8 @@ weight 0 in every row, so it gets no gradient through attention.
 """
 
 # --8<-- [start:encoder_block_backward]
+import numpy as np
+
 from attention.backward import (attention_backward, gelu_backward,
                                 layer_norm_backward, linear_backward)
 from attention.backward.norms import layer_norm_stats
@@ -32,6 +34,14 @@ def post_ln_block_backward(d_out, x, p, trace, *, n_heads, mask=None,
     d_out: ∂L/∂out (batch, n, d); trace: the dict that forward filled.
     grads: {parameter name: gradient}, shaped like p's entries.
     """
+    missing = {"q", "k", "v", "weights", "heads"} - set(trace or {})
+    if missing:
+        raise ValueError(f"post_ln_block_backward: trace lacks "
+                         f"{sorted(missing)}; pass the dict that "
+                         f"encoder_block(..., trace=trace) filled")
+    if np.shape(d_out) != np.shape(x):
+        raise ValueError(f"post_ln_block_backward: d_out must have x's shape "
+                         f"{np.shape(x)}, got {np.shape(d_out)}")
     g = {}
     s1 = x + trace["heads"] @ p["attn.W_o"] + p["attn.b_o"]  # rebuilt
     h = layer_norm(s1, p["norm1.weight"], p["norm1.bias"], eps=eps)

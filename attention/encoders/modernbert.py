@@ -52,6 +52,10 @@ def geglu(x, W_in, W_out):
 
     W_in: (d_model, 2 d_ff), its first d_ff columns W_a, the rest W_b.
     """
+    if np.shape(W_in)[-1:] != (2 * np.shape(W_out)[0],):
+        raise ValueError(f"geglu: W_in must be (d_model, 2 d_ff) for W_out "
+                         f"(d_ff, d_model), got W_in {np.shape(W_in)} and "
+                         f"W_out {np.shape(W_out)}")
     a, b = np.split(x @ W_in, 2, axis=-1)     # (..., d_ff) each
     return (gelu(a) * b) @ W_out              # (..., d_model)
 
@@ -60,6 +64,10 @@ def window_mask(positions, window):
     """True where two tokens are at most window // 2 positions apart, in
     both directions: (..., n) positions -> (..., n, n)."""
     positions = np.asarray(positions)
+    if positions.ndim < 1 or positions.dtype.kind not in "iu":
+        raise ValueError(f"window_mask: positions must be integers (..., n), "
+                         f"got shape {positions.shape}, dtype "
+                         f"{positions.dtype}")
     gap = np.abs(positions[..., :, None] - positions[..., None, :])
     return gap <= window // 2
 # --8<-- [end:parts]

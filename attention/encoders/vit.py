@@ -73,6 +73,9 @@ def patch_embed(images, kernel, bias):
     kernel: (d_model, channels, P, P), a stride-P convolution's weights;
     bias: (d_model,). Returns (batch, n_patches, d_model).
     """
+    if np.ndim(kernel) != 4 or np.shape(kernel)[2] != np.shape(kernel)[3]:
+        raise ValueError(f"patch_embed: kernel must be (d_model, channels, "
+                         f"P, P), got {np.shape(kernel)}")
     d_model, c, P, _ = np.shape(kernel)
     if np.shape(images)[1:2] != (c,):
         raise ValueError(f"patch_embed: images must have {c} channels to "
@@ -101,6 +104,10 @@ def resize_bicubic(x, size, axis):
     aligned (PyTorch's ``interpolate(mode="bicubic")``): output sample i
     sits at input coordinate (i + 0.5) · n_in / size - 0.5, and samples
     beyond the edges repeat the edge."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
+            or size < 1:
+        raise ValueError(f"resize_bicubic: size must be a positive integer, "
+                         f"got {size!r}")
     x = np.moveaxis(np.asarray(x), axis, 0)         # (n_in, ...)
     n_in = x.shape[0]
     where = (np.arange(size) + 0.5) * (n_in / size) - 0.5  # (size,)
@@ -124,6 +131,9 @@ def interpolate_positions(table, grid, new_grid):
     if table.ndim != 2 or table.shape[0] != 1 + grid * grid:
         raise ValueError(f"interpolate_positions: table must be (1 + "
                          f"{grid}², d_model), got {table.shape}")
+    if len(np.shape(new_grid)) != 1 or len(new_grid) != 2:
+        raise ValueError(f"interpolate_positions: new_grid must be (rows, "
+                         f"cols), got {new_grid!r}")
     rows, cols = new_grid
     square = table[1:].reshape(grid, grid, -1)         # (grid, grid, d)
     square = resize_bicubic(resize_bicubic(square, rows, 0), cols, 1)

@@ -170,5 +170,8 @@ def test_bert_input_errors_name_the_argument():
     with pytest.raises(ValueError, match="token_types must be integers"):
         bert_encode(params, config, np.ones((1, 3), dtype=int),
                     token_types=np.full((1, 3), 2))
+    with pytest.raises(ValueError, match="trace lacks \\['heads', 'k'"):
+        post_ln_block_backward(np.zeros((1, 2, 8)), np.zeros((1, 2, 8)), {},
+                               {"q": 0, "v": 0, "weights": 0}, n_heads=2)
     with pytest.raises(ValueError, match="rows \\[0\\] have none"):
         mean_pool(np.zeros((1, 2, 8)), np.zeros((1, 2), dtype=bool))

@@ -124,5 +124,9 @@ def test_modernbert_refuses_and_names_what_it_does_not_implement():
     config = modernbert_config_from_hf(HFModernBertConfig(**SMALL))
     with pytest.raises(ValueError, match="token_ids must lie in 0..52"):
         modernbert_encode({}, config, np.array([[60]]))
+    with pytest.raises(ValueError, match="W_in must be \\(d_model, 2 d_ff\\)"):
+        geglu(np.zeros((1, 4)), np.zeros((4, 5)), np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="positions must be integers"):
+        window_mask(np.zeros(3), 4)
     with pytest.raises(ValueError, match="real must be a boolean array"):
         unpad(np.ones((2, 3), dtype=int), np.ones((2, 2), dtype=bool))

@@ -115,3 +115,12 @@ def test_vit_refuses_and_names_what_it_does_not_implement(hf_vit):
     with pytest.raises(ValueError, match=r"table must be \(1 \+ 3²"):
         interpolate_positions(np.zeros((9, 4)), 3, (4, 4))
     assert ViTConfig().grid == 14
+
+
+def test_vit_helpers_name_the_argument_at_fault():
+    with pytest.raises(ValueError, match="kernel must be \\(d_model, channels"):
+        patch_embed(np.zeros((1, 3, 8, 8)), np.zeros((5, 3, 4)), np.zeros(5))
+    with pytest.raises(ValueError, match="size must be a positive integer"):
+        resize_bicubic(np.zeros((3, 2)), 0, 0)
+    with pytest.raises(ValueError, match="new_grid must be \\(rows, cols\\)"):
+        interpolate_positions(np.zeros((10, 2)), 3, 4)
