@@ -4,8 +4,8 @@ Two ways are in use. [CLS] pooling takes the first token's vector: BERT puts a s
 [CLS] token first and trains it, through the next-sentence task, to speak for the pair
 (Devlin et al. 2019, section 3); BERT's pooler passes it through a dense layer and tanh.
 Mean pooling averages the real tokens' vectors and was found to give better sentence
-embeddings for similarity search (Reimers and Gurevych, "Sentence-BERT", 2019, section
-3). Its one trap is padding: the mean must skip the <pad> positions.
+embeddings for similarity search (Reimers and Gurevych, "Sentence-BERT", 2019, sections
+3 and 6). Its one trap is padding: the mean must skip the <pad> positions.
 """
 
 # --8<-- [start:pooling]
