@@ -187,6 +187,10 @@ def vit_config_from_hf(hf):
     settings this module does not implement."""
     refuse("vit_config_from_hf", hf, {"hidden_act": "gelu", "qkv_bias": True,
                                       "pooler_act": "tanh"})
+    if getattr(hf, "pooler_output_size", None) not in (None, hf.hidden_size):
+        raise ValueError(f"vit_config_from_hf: not implemented here: "
+                         f"pooler_output_size={hf.pooler_output_size!r} "
+                         f"(the pooler keeps hidden_size={hf.hidden_size})")
     if not isinstance(hf.image_size, int) or not isinstance(hf.patch_size,
                                                             int):
         raise ValueError(f"vit_config_from_hf: only square images and "

@@ -102,6 +102,10 @@ def test_vit_refuses_and_names_what_it_does_not_implement(hf_vit):
         vit_config_from_hf(HFViTConfig(**SMALL | dict(hidden_act="relu")))
     with pytest.raises(ValueError, match="qkv_bias=False"):
         vit_config_from_hf(HFViTConfig(**SMALL | dict(qkv_bias=False)))
+    with pytest.raises(ValueError, match="pooler_output_size=10"):
+        vit_config_from_hf(HFViTConfig(**SMALL | dict(pooler_output_size=10)))
+    with pytest.raises(ValueError, match="image_size=\\(12, 16\\)"):
+        vit_config_from_hf(HFViTConfig(**SMALL | dict(image_size=(12, 16))))
     config = vit_config_from_hf(hf_vit.config)
     params = vit_from_hf(numpy_state(hf_vit), config)
     with pytest.raises(ValueError, match="16x16 pixels are not the trained "
