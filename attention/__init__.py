@@ -59,6 +59,10 @@ Chapter 11, serving (see attention.serving)
     serving           speculative decoding (exact, proved by enumeration), a paged KV
                       cache with prefix sharing, continuous batching, split-KV decoding
     speculative       speculative_generate, the chapter's entry point
+Chapter 13, attention in both directions (see attention.encoders)
+    encoders          BERT (post-LN, padding mask, MLM head) and its block's backward,
+                      [CLS] and mean pooling, ViT (patches, interpolated positions),
+                      ModernBERT (RoPE, local and global layers, GeGLU, unpadded)
 Live figures, across chapters 1 to 7 (see attention.interactive)
     interactive       controls and figures the reader moves in the browser: softmax
                       under a temperature, masks and d_k, heads, the sampling filters,

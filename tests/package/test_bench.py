@@ -150,3 +150,14 @@ def test_the_serving_tables_on_chapter_11_are_the_ones_its_json_gives():
     shown = (ROOT / "benchmarks" / "serving.md").read_text("utf8")
     assert shown == tables(result)
     assert all(line.count("|") <= 4 for line in shown.splitlines() if line.startswith("|"))
+
+
+def test_the_encoder_table_on_chapter_13_is_the_one_its_json_gives():
+    """benchmarks/encoders.md is what `tables` writes from benchmarks/encoders.json,
+    and the run it shows gave the same outputs on both sides."""
+    from benchmarks.encoders import tables
+
+    result = json.loads((ROOT / "benchmarks" / "encoders.json").read_text("utf8"))
+    shown = (ROOT / "benchmarks" / "encoders.md").read_text("utf8")
+    assert shown == tables(result) and result["same_outputs"]
+    assert all(line.count("|") <= 3 for line in shown.splitlines() if line.startswith("|"))
