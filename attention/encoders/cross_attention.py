@@ -127,6 +127,21 @@ def layer_params(params, prefix):
             if k.startswith(prefix + ".")}
 
 
+def random_params(shapes, rng, *, std=0.02, dtype=np.float64):
+    """Random parameters for a dict of name -> shape: norm gains 1, biases
+    0, every other array N(0, std²), drawn from ``rng`` in the dict's order.
+    """
+    params = {}
+    for name, shape in shapes.items():
+        if "norm" in name and name.endswith(".weight"):
+            params[name] = np.ones(shape, dtype)
+        elif name.endswith((".bias", ".b")) or ".b_" in name:
+            params[name] = np.zeros(shape, dtype)
+        else:
+            params[name] = rng.normal(0.0, std, size=shape).astype(dtype)
+    return params
+
+
 # --8<-- [start:decoder_cache]
 class DecoderCache:
     """What an encoder-decoder keeps while it generates, per decoder layer.

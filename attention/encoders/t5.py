@@ -293,6 +293,32 @@ def _check_ids(fn, config, ids, valid):
     return ids, valid
 
 
+# --8<-- [start:parameter_shapes]
+def parameter_shapes(config):
+    """Name -> shape of every parameter (the module's docstring lists them)."""
+    c, d, inner = config, config.d_model, config.n_heads * config.d_kv
+    attn = {"W_q": (d, inner), "W_k": (d, inner), "W_v": (d, inner),
+            "W_o": (inner, d)}
+    ff = ({"W_gate": (d, c.d_ff), "W_up": (d, c.d_ff), "W_down": (c.d_ff, d)}
+          if c.gated else {"W_in": (d, c.d_ff), "W_out": (c.d_ff, d)})
+    shapes = {"embed.tokens": (c.vocab_size, d)}
+    for stack, n in (("encoder", c.n_layers), ("decoder", c.n_decoder_layers)):
+        shapes[f"{stack}.rel_bias"] = (c.num_buckets, c.n_heads)
+        for i in range(n):
+            block = f"{stack}.blocks.{i}."
+            shapes[block + "norm1.weight"] = (d,)
+            shapes |= {f"{block}attn.{k}": s for k, s in attn.items()}
+            if stack == "decoder":
+                shapes[block + "norm_cross.weight"] = (d,)
+                shapes |= {f"{block}cross.{k}": s for k, s in attn.items()}
+            shapes[block + "norm2.weight"] = (d,)
+            shapes |= {f"{block}mlp.{k}": s for k, s in ff.items()}
+        shapes[f"{stack}.final_norm.weight"] = (d,)
+    shapes["lm_head.W"] = (d, c.vocab_size)
+    return shapes
+# --8<-- [end:parameter_shapes]
+
+
 # --8<-- [start:from_hf]
 def config_from_hf(hf):
     """Our T5Config from a Hugging Face T5Config's ``to_dict()``.

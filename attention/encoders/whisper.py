@@ -257,6 +257,33 @@ def _check_ids(fn, config, ids, start):
     return ids
 
 
+# --8<-- [start:parameter_shapes]
+def parameter_shapes(config):
+    """Name -> shape of every parameter (the module's docstring lists them)."""
+    c, d = config, config.d_model
+    attn = {"W_q": (d, d), "b_q": (d,), "W_k": (d, d), "W_v": (d, d),
+            "b_v": (d,), "W_o": (d, d), "b_o": (d,)}
+    norm = {"weight": (d,), "bias": (d,)}
+    shapes = {"embed.tokens": (c.vocab_size, d),
+              "decoder.positions": (c.max_target_positions, d),
+              "encoder.conv1.W": (3, c.n_mels, d), "encoder.conv1.b": (d,),
+              "encoder.conv2.W": (3, d, d), "encoder.conv2.b": (d,)}
+    for stack, n, ffn in (("encoder", c.encoder_layers, c.encoder_ffn),
+                          ("decoder", c.decoder_layers, c.decoder_ffn)):
+        parts = ["norm1", "attn"] + (["norm_cross", "cross"]
+                                     if stack == "decoder" else []) + ["norm2"]
+        for i in range(n):
+            block = f"{stack}.blocks.{i}."
+            for part in parts:
+                shapes |= {f"{block}{part}.{k}": s for k, s in
+                           (norm if part.startswith("norm") else attn).items()}
+            shapes |= {block + "mlp.W_in": (d, ffn), block + "mlp.b_in": (ffn,),
+                       block + "mlp.W_out": (ffn, d), block + "mlp.b_out": (d,)}
+        shapes |= {f"{stack}.final_norm.{k}": s for k, s in norm.items()}
+    return shapes
+# --8<-- [end:parameter_shapes]
+
+
 # --8<-- [start:from_hf]
 # Options of Hugging Face's WhisperConfig that this module does not implement,
 # with the value it requires.

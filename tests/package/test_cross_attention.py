@@ -16,7 +16,8 @@ from attention.encoders.cross_attention import (DecoderCache,
                                                 causal_self_attention,
                                                 cross_attention,
                                                 cross_attention_backward,
-                                                cross_cache_bytes, memory_kv)
+                                                cross_cache_bytes, memory_kv,
+                                                random_params)
 from attention.kv_cache import KVCache
 from attention.multi_head import multi_head_attention
 
@@ -165,3 +166,13 @@ def test_bad_inputs_are_named(call, words):
     rng, x, memory, valid = inputs()
     with pytest.raises(ValueError, match=words):
         call(x, memory, layer(rng), valid)
+
+
+def test_random_params_sets_gains_biases_and_weights():
+    shapes = {"a.norm1.weight": (3,), "a.attn.b_q": (3,), "a.conv1.b": (3,),
+              "a.norm1.bias": (3,), "a.attn.W_q": (3, 3)}
+    p = random_params(shapes, np.random.default_rng(0), std=0.5)
+    assert p["a.norm1.weight"].tolist() == [1.0] * 3
+    assert all(not p[k].any() for k in ("a.attn.b_q", "a.conv1.b",
+                                        "a.norm1.bias"))
+    assert 0.1 < p["a.attn.W_q"].std() < 1.5

@@ -252,3 +252,9 @@ def test_bad_inputs_are_named(model, call, words):
     _, params, config = model
     with pytest.raises(ValueError, match=words):
         call(params, config)
+
+
+def test_parameter_shapes_are_what_hugging_face_holds(model):
+    _, params, config = model
+    assert t5.parameter_shapes(config) == {k: v.shape
+                                           for k, v in params.items()}
