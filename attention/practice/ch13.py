@@ -116,14 +116,26 @@ def _layer(rng, d_model, dtype):
                        ).astype(dtype) for n in "qkvo"}
 
 
-def _steps(rng, batch, n_src, d_model, n_heads, dtype, n_steps=3):
-    """The inputs of n_steps decoding steps over one memory."""
+def _steps(rng, batch, n_src, d_model, n_heads, dtype, n_steps=3, *,
+           extreme=False):
+    """The inputs of n_steps decoding steps over one memory. extreme: W_q
+    and W_k the identity, the memory near a·(1, ..., 1) and the queries
+    near ±a·(1, ..., 1), so that one query's scores sit near +1000 and the
+    next one's near -1000 (a softmax must shift each row by its own max)."""
     memory = rng.normal(size=(batch, n_src, d_model)).astype(dtype)
     valid = np.ones((batch, n_src), bool)
     valid[-1, n_src - 2:] = False  # the last source is padded
     xs = [rng.normal(size=(batch, 2 if i == 0 else 1, d_model)).astype(dtype)
           for i in range(n_steps)]  # two prompt tokens, then one a step
-    return memory, valid, _layer(rng, d_model, dtype), xs
+    p = _layer(rng, d_model, dtype)
+    if extreme:
+        a = math.sqrt(1000 / math.sqrt(d_model // n_heads))
+        memory += dtype(a)
+        for i, x in enumerate(xs):
+            x += dtype(a) * np.where(np.arange(x.shape[1]) % 2 == i % 2, 1, -1
+                                     )[:, None].astype(dtype)
+        p["W_q"] = p["W_k"] = np.eye(d_model, dtype=dtype)
+    return memory, valid, p, xs
 
 
 def _cross_mistakes(x, memory, valid, p, n_heads):
@@ -140,12 +152,15 @@ def _cross_mistakes(x, memory, valid, p, n_heads):
     ]
 
 
-def _one_memory(your_function, rng, batch, n_src, d_model, n_heads, dtype):
-    memory, valid, p, xs = _steps(rng, batch, n_src, d_model, n_heads, dtype)
+def _one_memory(your_function, rng, batch, n_src, d_model, n_heads, dtype,
+                extreme=False):
+    memory, valid, p, xs = _steps(rng, batch, n_src, d_model, n_heads, dtype,
+                                  extreme=extreme)
     kv = memory_kv(memory, p, n_heads)
     cache = {}
     label = (f"a memory {shape_text(memory.shape)} {np.dtype(dtype).name}, "
              f"{n_heads} heads")
+    label += ", scores near +1000 and -1000" if extreme else ""
     for step, x in enumerate(xs):
         given = memory if step == 0 else None  # later steps: the cache only
         got, problem = call(your_function, x, given, valid, p, n_heads, cache,
@@ -204,10 +219,15 @@ def check_cross_attend(your_function):
             problem = _one_memory(your_function, rng, *sizes, dtype)
             if problem is not None:
                 return verdict(False, problem)
-    return verdict(True, "on 5 random memories, each over 3 decoding steps with "
-                         "1 to 4 heads, float64 and float32: your keys and values "
-                         "come from the memory once, and every step's output equals "
-                         "cross-attention recomputed from the memory.")
+    problem = _one_memory(your_function, rng, 2, 6, 12, 3, np.float64,
+                          extreme=True)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, "on 6 random memories, each over 3 decoding steps with "
+                         "1 to 4 heads, float64 and float32, scores near ±1000 "
+                         "included: your keys and values come from the memory "
+                         "once, and every step's output equals cross-attention "
+                         "recomputed from the memory.")
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)
