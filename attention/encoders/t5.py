@@ -81,13 +81,7 @@ class T5Config:
                     value, (int, np.integer)) or value < 1):
                 raise ValueError(f"T5Config: {name} must be a positive "
                                  f"integer, got {value!r}")
-        if self.num_buckets < 4:  # half per direction, half of it exact
-            raise ValueError(f"T5Config: num_buckets must be >= 4, got "
-                             f"{self.num_buckets}")
-        if self.max_distance <= self.num_buckets // 4:
-            raise ValueError(f"T5Config: max_distance must exceed "
-                             f"num_buckets // 4 = {self.num_buckets // 4}, "
-                             f"got {self.max_distance}")
+        _check_buckets("T5Config", self.num_buckets, self.max_distance)
         if self.activation not in T5_ACTIVATIONS:
             raise ValueError(f"T5Config: activation must be one of "
                              f"{sorted(T5_ACTIVATIONS)}, got "
@@ -96,6 +90,22 @@ class T5Config:
             raise ValueError(f"T5Config: norm_eps must be a finite number "
                              f">= 0, got {self.norm_eps!r}")
 # --8<-- [end:config]
+
+
+def _check_buckets(fn, num_buckets, max_distance):
+    """Enough buckets for an exact half in each direction, and a
+    max_distance past it (the logarithm's range must not be empty)."""
+    for name, value in (("num_buckets", num_buckets),
+                        ("max_distance", max_distance)):
+        if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                or value < 1):
+            raise ValueError(f"{fn}: {name} must be a positive integer, got "
+                             f"{value!r}")
+    if num_buckets < 4:  # half per direction, half of it exact
+        raise ValueError(f"{fn}: num_buckets must be >= 4, got {num_buckets}")
+    if max_distance <= num_buckets // 2:
+        raise ValueError(f"{fn}: max_distance must exceed num_buckets // 2 = "
+                         f"{num_buckets // 2}, got {max_distance}")
 
 
 # --8<-- [start:buckets]
@@ -113,6 +123,7 @@ def relative_position_bucket(relative, *, bidirectional, num_buckets=32,
     if relative.dtype.kind not in "iu":
         raise ValueError(f"relative_position_bucket: relative must be "
                          f"integers, got dtype {relative.dtype}")
+    _check_buckets("relative_position_bucket", num_buckets, max_distance)
     n, bucket = num_buckets, np.zeros(relative.shape, np.int64)
     if bidirectional:
         n //= 2
@@ -140,6 +151,10 @@ def position_bias(table, n_q, n_k, *, bidirectional, config, start=0):
     head. Queries sit at start .. start + n_q - 1 (a decoder step after
     ``start`` cached tokens), keys at 0 .. n_k - 1.
     """
+    if np.shape(table) != (config.num_buckets, config.n_heads):
+        raise ValueError(f"position_bias: table must have shape "
+                         f"{(config.num_buckets, config.n_heads)} (num_buckets, "
+                         f"n_heads), got {np.shape(table)}")
     query = start + np.arange(n_q)[:, None]             # (n_q, 1)
     key = np.arange(n_k)[None, :]                       # (1, n_k)
     buckets = relative_position_bucket(

@@ -95,6 +95,16 @@ def conv1d(x, W, b, *, stride=1):
     Output frame t reads input frames t * stride - 1 .. t * stride + 1.
     Returns (batch, ceil(n / stride), c_out).
     """
+    x, W, b = (np.asarray(a) for a in (x, W, b))
+    if (x.ndim != 3 or W.ndim != 3 or W.shape[1] != x.shape[-1]
+            or W.shape[0] % 2 == 0 or b.shape != W.shape[2:]):
+        raise ValueError(f"conv1d: x must be (batch, n, c_in), W (k, c_in, "
+                         f"c_out) with k odd, b (c_out,); got x {x.shape}, "
+                         f"W {W.shape}, b {b.shape}")
+    if (isinstance(stride, bool) or not isinstance(stride, (int, np.integer))
+            or stride < 1):
+        raise ValueError(f"conv1d: stride must be a positive integer, got "
+                         f"{stride!r}")
     k = W.shape[0]
     pad = (k - 1) // 2
     x = np.pad(x, ((0, 0), (pad, pad), (0, 0)))          # (batch, n + 2p, c_in)
@@ -112,6 +122,13 @@ def whisper_positions(n, d_model, max_timescale=10000.0):
     cos(p w_i), with w_i = max_timescale ** (-i / (d_model / 2 - 1)): the
     slowest wave's period is 2π times max_timescale.
     """
+    if (isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer))
+            or d_model < 4 or d_model % 2):
+        raise ValueError(f"whisper_positions: d_model must be an even integer "
+                         f">= 4, got {d_model!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"whisper_positions: n must be a non-negative "
+                         f"integer, got {n!r}")
     half = d_model // 2
     w = np.exp(-math.log(max_timescale) / (half - 1) * np.arange(half))
     angles = np.arange(n)[:, None] * w[None, :]          # (n, d_model / 2)

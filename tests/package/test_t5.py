@@ -245,8 +245,16 @@ def test_unimplemented_options_are_refused_by_name(change, words):
     (lambda p, c: t5.generate(p, c, np.array([[1, 2]]), max_new_tokens=0),
      "max_new_tokens must be a positive integer"),
     (lambda p, c: t5.T5Config(num_buckets=2), "num_buckets must be >= 4"),
-    (lambda p, c: t5.T5Config(max_distance=8), "max_distance must exceed"),
+    (lambda p, c: t5.T5Config(max_distance=16),
+     "max_distance must exceed num_buckets // 2 = 16"),
     (lambda p, c: t5.T5Config(d_kv=0), "d_kv must be a positive integer"),
+    (lambda p, c: t5.relative_position_bucket(np.arange(3), bidirectional=True,
+                                              num_buckets=2), "num_buckets must"),
+    (lambda p, c: t5.relative_position_bucket(np.arange(3.0),
+                                              bidirectional=True),
+     "relative must be integers"),
+    (lambda p, c: t5.position_bias(np.zeros((5, 3)), 2, 2, bidirectional=True,
+                                   config=c), r"table must have shape \(8, 3\)"),
 ])
 def test_bad_inputs_are_named(model, call, words):
     _, params, config = model

@@ -214,6 +214,14 @@ def test_unimplemented_options_are_refused_by_name(name, value):
      rf"ids must lie in 0..{VOCAB - 1}"),
     (lambda p, c: whisper.WhisperConfig(d_model=30, encoder_heads=4),
      "d_model = 30 is not divisible by encoder_heads = 4"),
+    (lambda p, c: whisper.conv1d(np.zeros((1, 5, 7)), np.zeros((2, 7, 4)),
+                                 np.zeros(4)), r"W \(k, c_in, c_out\) with k odd"),
+    (lambda p, c: whisper.conv1d(np.zeros((1, 5, 7)), np.zeros((3, 6, 4)),
+                                 np.zeros(4)), r"got x \(1, 5, 7\), W \(3, 6, 4\)"),
+    (lambda p, c: whisper.conv1d(np.zeros((1, 5, 7)), np.zeros((3, 7, 4)),
+                                 np.zeros(4), stride=0), "stride must be a positive"),
+    (lambda p, c: whisper.whisper_positions(4, 7), "d_model must be an even"),
+    (lambda p, c: whisper.whisper_positions(-1, 8), "n must be a non-negative"),
 ])
 def test_bad_inputs_are_named(model, call, words):
     _, params, config = model
