@@ -70,6 +70,21 @@ def _check_valid(fn, memory_valid, batch, n_src):
                          f"{(batch, n_src)}, got dtype {valid.dtype} and "
                          f"shape {valid.shape}")
     return valid[:, None, None, :]  # (batch, 1, 1, n_src): every head, query
+
+
+def check_decoding(fn, vocab_size, max_new_tokens, stop_token):
+    """An encoder-decoder's generate arguments: at least one new token, and
+    a stop token that is None or a token id."""
+    if (isinstance(max_new_tokens, bool) or not isinstance(
+            max_new_tokens, (int, np.integer)) or max_new_tokens < 1):
+        raise ValueError(f"{fn}: max_new_tokens must be a positive integer, "
+                         f"got {max_new_tokens!r}")
+    if stop_token is not None and (
+            isinstance(stop_token, bool)
+            or not isinstance(stop_token, (int, np.integer))
+            or not 0 <= stop_token < vocab_size):
+        raise ValueError(f"{fn}: stop_token must be None or a token id in "
+                         f"0..{vocab_size - 1}, got {stop_token!r}")
 # --8<-- [end:checks]
 
 

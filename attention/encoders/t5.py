@@ -41,13 +41,50 @@ import numpy as np
 
 from attention.encoders.cross_attention import (DecoderCache,
                                                 causal_self_attention,
-                                                cross_attention, layer_params,
-                                                memory_kv)
+                                                check_decoding, cross_attention,
+                                                layer_params, memory_kv)
 from attention.feed_forward import ACTIVATIONS
 from attention.multi_head import merge_heads, split_heads
 from attention.norms import rms_norm
 from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
+
+
+# --8<-- [start:checks]
+def _check_buckets(fn, num_buckets, max_distance):
+    """Enough buckets for an exact half in each direction, and a
+    max_distance past it (the logarithm's range must not be empty)."""
+    for name, value in (("num_buckets", num_buckets),
+                        ("max_distance", max_distance)):
+        if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                or value < 1):
+            raise ValueError(f"{fn}: {name} must be a positive integer, got "
+                             f"{value!r}")
+    if num_buckets < 4:  # half per direction, half of it exact
+        raise ValueError(f"{fn}: num_buckets must be >= 4, got {num_buckets}")
+    if max_distance <= num_buckets // 2:
+        raise ValueError(f"{fn}: max_distance must exceed num_buckets // 2 = "
+                         f"{num_buckets // 2}, got {max_distance}")
+
+
+def _check_ids(fn, config, ids, valid):
+    """ids (batch, n) integers in the vocabulary; valid (batch, n) or None."""
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or ids.dtype.kind not in "iu" or ids.shape[1] == 0:
+        raise ValueError(f"{fn}: ids must be integers of shape (batch, n), "
+                         f"n >= 1, got dtype {ids.dtype} and shape "
+                         f"{ids.shape}")
+    if ids.min() < 0 or ids.max() >= config.vocab_size:
+        raise ValueError(f"{fn}: ids must lie in 0..{config.vocab_size - 1}, "
+                         f"got {ids.min()}..{ids.max()}")
+    if valid is not None:
+        valid = np.asarray(valid)
+        if valid.shape != ids.shape or valid.dtype != np.bool_:
+            raise ValueError(f"{fn}: valid must be booleans of ids' shape "
+                             f"{ids.shape}, got dtype {valid.dtype} and "
+                             f"shape {valid.shape}")
+    return ids, valid
+# --8<-- [end:checks]
 
 
 # --8<-- [start:config]
@@ -90,22 +127,6 @@ class T5Config:
             raise ValueError(f"T5Config: norm_eps must be a finite number "
                              f">= 0, got {self.norm_eps!r}")
 # --8<-- [end:config]
-
-
-def _check_buckets(fn, num_buckets, max_distance):
-    """Enough buckets for an exact half in each direction, and a
-    max_distance past it (the logarithm's range must not be empty)."""
-    for name, value in (("num_buckets", num_buckets),
-                        ("max_distance", max_distance)):
-        if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                or value < 1):
-            raise ValueError(f"{fn}: {name} must be a positive integer, got "
-                             f"{value!r}")
-    if num_buckets < 4:  # half per direction, half of it exact
-        raise ValueError(f"{fn}: num_buckets must be >= 4, got {num_buckets}")
-    if max_distance <= num_buckets // 2:
-        raise ValueError(f"{fn}: max_distance must exceed num_buckets // 2 = "
-                         f"{num_buckets // 2}, got {max_distance}")
 
 
 # --8<-- [start:buckets]
@@ -266,10 +287,7 @@ def generate(params, config, ids, *, max_new_tokens, valid=None,
     targets (batch, 1 + new) with the start token.
     """
     ids, valid = _check_ids("generate", config, ids, valid)
-    if (isinstance(max_new_tokens, bool) or not isinstance(
-            max_new_tokens, (int, np.integer)) or max_new_tokens < 1):
-        raise ValueError(f"generate: max_new_tokens must be a positive "
-                         f"integer, got {max_new_tokens!r}")
+    check_decoding("generate", config.vocab_size, max_new_tokens, stop_token)
     memory = encode(params, config, ids, valid)
     target = np.full((len(ids), 1), start_token, np.int64)
     cache = DecoderCache(config.n_decoder_layers) if use_cache else None
@@ -287,25 +305,6 @@ def generate(params, config, ids, *, max_new_tokens, valid=None,
             break
     return target
 # --8<-- [end:generate]
-
-
-def _check_ids(fn, config, ids, valid):
-    """ids (batch, n) integers in the vocabulary; valid (batch, n) or None."""
-    ids = np.asarray(ids)
-    if ids.ndim != 2 or ids.dtype.kind not in "iu" or ids.shape[1] == 0:
-        raise ValueError(f"{fn}: ids must be integers of shape (batch, n), "
-                         f"n >= 1, got dtype {ids.dtype} and shape "
-                         f"{ids.shape}")
-    if ids.min() < 0 or ids.max() >= config.vocab_size:
-        raise ValueError(f"{fn}: ids must lie in 0..{config.vocab_size - 1}, "
-                         f"got {ids.min()}..{ids.max()}")
-    if valid is not None:
-        valid = np.asarray(valid)
-        if valid.shape != ids.shape or valid.dtype != np.bool_:
-            raise ValueError(f"{fn}: valid must be booleans of ids' shape "
-                             f"{ids.shape}, got dtype {valid.dtype} and "
-                             f"shape {valid.shape}")
-    return ids, valid
 
 
 # --8<-- [start:parameter_shapes]

@@ -37,6 +37,7 @@ import numpy as np
 
 from attention.encoders.cross_attention import (DecoderCache,
                                                 causal_self_attention,
+                                                check_decoding,
                                                 cross_attention, layer_params,
                                                 memory_kv, project)
 from attention.feed_forward import gelu, mlp
@@ -44,6 +45,38 @@ from attention.multi_head import merge_heads, split_heads
 from attention.norms import layer_norm
 from attention.scaled_dot_product import attention
 # --8<-- [end:imports]
+
+
+# --8<-- [start:checks]
+def _check_features(config, features):
+    features = np.asarray(features)
+    frames = 2 * config.max_source_positions
+    if features.shape[1:] != (config.n_mels, frames) or (
+            features.ndim != 3 or features.dtype.kind != "f"):
+        raise ValueError(f"encode: features must be floats of shape (batch, "
+                         f"n_mels={config.n_mels}, {frames}) (the encoder "
+                         f"reads 2 * max_source_positions frames), got dtype "
+                         f"{features.dtype} and shape {features.shape}")
+    return features
+
+
+def _check_ids(fn, config, ids, start):
+    """ids (batch, n) in the vocabulary, positions start .. start + n - 1
+    inside the decoder's table."""
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or ids.dtype.kind not in "iu" or ids.shape[1] == 0:
+        raise ValueError(f"{fn}: ids must be integers of shape (batch, n), "
+                         f"n >= 1, got dtype {ids.dtype} and shape "
+                         f"{ids.shape}")
+    if ids.min() < 0 or ids.max() >= config.vocab_size:
+        raise ValueError(f"{fn}: ids must lie in 0..{config.vocab_size - 1}, "
+                         f"got {ids.min()}..{ids.max()}")
+    if start + ids.shape[1] > config.max_target_positions:
+        raise ValueError(f"{fn}: {start + ids.shape[1]} target positions do "
+                         f"not fit max_target_positions = "
+                         f"{config.max_target_positions}")
+    return ids
+# --8<-- [end:checks]
 
 
 # --8<-- [start:config]
@@ -221,10 +254,7 @@ def generate(params, config, features, prompt, *, max_new_tokens,
     stop_token keeps it. use_cache=False recomputes the decoder at every
     step. Returns (batch, n + new) ids.
     """
-    if (isinstance(max_new_tokens, bool) or not isinstance(
-            max_new_tokens, (int, np.integer)) or max_new_tokens < 1):
-        raise ValueError(f"generate: max_new_tokens must be a positive "
-                         f"integer, got {max_new_tokens!r}")
+    check_decoding("generate", config.vocab_size, max_new_tokens, stop_token)
     # The last new token is never fed back: n + new - 1 positions in all.
     ids = _check_ids("generate", config, prompt, max_new_tokens - 1)
     memory = encode(params, config, features)
@@ -243,36 +273,6 @@ def generate(params, config, features, prompt, *, max_new_tokens,
         step_ids = new[:, None] if use_cache else ids
     return ids
 # --8<-- [end:generate]
-
-
-def _check_features(config, features):
-    features = np.asarray(features)
-    frames = 2 * config.max_source_positions
-    if features.shape[1:] != (config.n_mels, frames) or (
-            features.ndim != 3 or features.dtype.kind != "f"):
-        raise ValueError(f"encode: features must be floats of shape (batch, "
-                         f"n_mels={config.n_mels}, {frames}) (the encoder "
-                         f"reads 2 * max_source_positions frames), got dtype "
-                         f"{features.dtype} and shape {features.shape}")
-    return features
-
-
-def _check_ids(fn, config, ids, start):
-    """ids (batch, n) in the vocabulary, positions start .. start + n - 1
-    inside the decoder's table."""
-    ids = np.asarray(ids)
-    if ids.ndim != 2 or ids.dtype.kind not in "iu" or ids.shape[1] == 0:
-        raise ValueError(f"{fn}: ids must be integers of shape (batch, n), "
-                         f"n >= 1, got dtype {ids.dtype} and shape "
-                         f"{ids.shape}")
-    if ids.min() < 0 or ids.max() >= config.vocab_size:
-        raise ValueError(f"{fn}: ids must lie in 0..{config.vocab_size - 1}, "
-                         f"got {ids.min()}..{ids.max()}")
-    if start + ids.shape[1] > config.max_target_positions:
-        raise ValueError(f"{fn}: {start + ids.shape[1]} target positions do "
-                         f"not fit max_target_positions = "
-                         f"{config.max_target_positions}")
-    return ids
 
 
 # --8<-- [start:parameter_shapes]

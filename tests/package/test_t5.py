@@ -244,6 +244,8 @@ def test_unimplemented_options_are_refused_by_name(change, words):
     (lambda p, c: t5.decode(p, c, np.array([1.0]), None), "ids must be"),
     (lambda p, c: t5.generate(p, c, np.array([[1, 2]]), max_new_tokens=0),
      "max_new_tokens must be a positive integer"),
+    (lambda p, c: t5.generate(p, c, np.array([[1, 2]]), max_new_tokens=2,
+                              stop_token=VOCAB), "stop_token must be None or"),
     (lambda p, c: t5.T5Config(num_buckets=2), "num_buckets must be >= 4"),
     (lambda p, c: t5.T5Config(max_distance=16),
      "max_distance must exceed num_buckets // 2 = 16"),

@@ -210,6 +210,8 @@ def test_unimplemented_options_are_refused_by_name(name, value):
     (lambda p, c: whisper.generate(p, c, features(), np.full((2, 1), START),
                                    max_new_tokens=25),
      "25 target positions"),
+    (lambda p, c: whisper.generate(p, c, features(), np.full((2, 1), START),
+                                   max_new_tokens=0), "max_new_tokens must be"),
     (lambda p, c: whisper.decode(p, c, np.array([[VOCAB]]), None),
      rf"ids must lie in 0..{VOCAB - 1}"),
     (lambda p, c: whisper.WhisperConfig(d_model=30, encoder_heads=4),
