@@ -344,6 +344,12 @@ def config_from_hf(hf):
     # Hugging Face reads "gated-gelu" as the tanh GELU (T5 v1.1)
     activation = ("gelu_new" if hf["feed_forward_proj"] == "gated-gelu"
                   else act[-1])
+    if activation not in T5_ACTIVATIONS or len(act) > 2 or (
+            len(act) == 2 and not gated):
+        raise ValueError(f"config_from_hf: feed_forward_proj="
+                         f"{hf['feed_forward_proj']!r} is not implemented "
+                         f"(activations: {sorted(T5_ACTIVATIONS)}, plain or "
+                         f"'gated-')")
     if hf.get("is_decoder") or not hf.get("is_encoder_decoder", True):
         raise ValueError("config_from_hf: only the encoder-decoder T5 "
                          "(T5ForConditionalGeneration) is implemented")

@@ -227,7 +227,10 @@ def test_stop_token_ends_a_target():
 
 
 @pytest.mark.parametrize("change, words", [
-    (dict(feed_forward_proj="gated-gelu_fast"), "activation must be one of"),
+    (dict(feed_forward_proj="gated-gelu_fast"),
+     "feed_forward_proj='gated-gelu_fast' is not implemented"),
+    (dict(feed_forward_proj="swish"),
+     "feed_forward_proj='swish' is not implemented"),
     (dict(is_decoder=True), "only the encoder-decoder T5"),
 ])
 def test_unimplemented_options_are_refused_by_name(change, words):
