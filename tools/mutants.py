@@ -98,6 +98,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
                                         "'the rest'",
     ("ch09", "ex6", "line 14: drops minlength="): "starts is only indexed by experts "
                                                   "that were chosen",
+    ("ch13", "ex4", "line 20: Lt -> LtE"): "at distance n / 2 the logarithmic bucket is "
+                                         "n / 2 too (log 1 = 0)",
+    ("ch13", "ex5", "line 12: 1 -> 2"): "NumPy's reshape takes any negative size as "
+                                        "'the rest'",
+    ("ch13", "ex5", "line 18: USub -> UAdd"): "axis 2 is axis -2 of the (B, h, n, d) "
+                                              "keys",
     ("ch10", "ex4", "line 12: 2 -> 3"): "gap is (..., n, n, d_k): axes -2 and -3 are both n",
     ("ch10", "ex4", "line 13: drops dtype="): "np.where reads a mask of float ones and "
                                               "zeros as True and False",
