@@ -30,6 +30,7 @@ from attention.families.moe import MoE
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
+from attention.sparse.indexer import Indexer
 # --8<-- [end:imports]
 
 
@@ -212,6 +213,32 @@ FAMILIES["deepseek_v3"] = Family(
                      "pretraining_tp", "num_mtp_layers"}))
 
 
+def _dense_then_sparse(c):
+    """DeepSeek-V3.2's mlp_layer_types, as first_k_dense_replace makes them
+    (the only layout read: MoE.first_dense)."""
+    dense = min(c.first_k_dense_replace, c.num_hidden_layers)
+    return list(c.mlp_layer_types) == (
+        ["dense"] * dense + ["sparse"] * (c.num_hidden_layers - dense))
+
+
+# Chapter 12: DeepSeek-V3.2 is DeepSeek-V3 with the lightning indexer. Its
+# MLA always rotates interleaved pairs (it has no rope_interleave field).
+FAMILIES["deepseek_v32"] = Family(
+    arch="deepseek_v32",
+    read={k: v for k, v in FAMILIES["deepseek_v3"].read.items()
+          if k != "rope_interleave"} | {
+        ("index_n_heads", "index_head_dim", "index_topk"): (
+            "indexer", lambda v, c: Indexer(*v))},
+    accepted=FAMILIES["deepseek_v3"].accepted | {
+        "mlp_bias": (False,),
+        "mlp_layer_types": _dense_then_sparse,
+        "layer_types": lambda c: set(c.layer_types) == {"indexed_attention"}},
+    # head_dim: Hugging Face sets it to qk_rope_head_dim (its RoPE's size)
+    inert=FAMILIES["deepseek_v3"].inert - {"pretraining_tp", "num_mtp_layers"}
+    | {"head_dim"},
+    fixed={"rope_layout": "interleaved"})
+
+
 # Chapter 9's mixtures of experts. Hugging Face's settings that only change
 # training (the auxiliary loss's coefficient, Mixtral's router jitter) or what
 # the model returns (output_router_logits) leave the logits alone.
@@ -275,8 +302,8 @@ def config_from_hf(hf_config):
             fields.update(zip(ours, value))
         else:
             fields[ours] = value
-    if family.arch not in ("gpt2", "deepseek_v3"):  # DeepSeek reads its own
-        fields["rope_layout"] = "halves"  # Hugging Face's rotate_half
+    # Hugging Face's rotate_half, unless the family reads or fixes its own
+    fields.setdefault("rope_layout", "halves")  # (DeepSeek's interleaved)
     return ModelConfig(**fields)
 # --8<-- [end:config_from_hf]
 
