@@ -30,7 +30,7 @@ from attention.sparse.indexer import index_scores, top_k_keys
 # --8<-- [end:imports]
 
 
-def _check(fn, q, k, v, indices, kept):
+def check_selection(fn, q, k, v, indices, kept):
     """Shapes of the selection against q (..., H, n_q, d), k, v."""
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
     indices, kept = np.asarray(indices), np.asarray(kept)
@@ -61,8 +61,8 @@ def masked_sparse_attention(q, k, v, indices, kept, *, scale=None):
     Builds the full (n_q, n_k) scores. Returns (output, weights (batch,
     heads, n_q, n_k)).
     """
-    q, k, v, indices, kept = _check("masked_sparse_attention", q, k, v,
-                                    indices, kept)
+    q, k, v, indices, kept = check_selection("masked_sparse_attention", q, k,
+                                             v, indices, kept)
     chosen = np.zeros((q.shape[0], q.shape[2], k.shape[2]), bool)
     np.put_along_axis(chosen, indices, kept, axis=-1)  # (batch, n_q, n_k)
     return attention(q, k, v, mask=chosen[:, None], scale=scale,
@@ -79,12 +79,12 @@ def sparse_attention(q, k, v, indices, kept, *, scale=None):
     weights (batch, heads, n_q, top_k)) over the gathered keys; a query
     with no kept key gets zeros.
     """
-    q, k, v, indices, kept = _check("sparse_attention", q, k, v, indices,
-                                    kept)
+    q, k, v, indices, kept = check_selection("sparse_attention", q, k, v,
+                                             indices, kept)
     scale = q.shape[-1] ** -0.5 if scale is None else scale
-    at = indices[:, None, :, :, None]                  # (b, 1, n_q, top_k, 1)
-    k_sel = np.take_along_axis(k[:, :, None], at, axis=-2)  # (b, H, n_q, top_k, d)
-    v_sel = np.take_along_axis(v[:, :, None], at, axis=-2)  # (b, H, n_q, top_k, d_v)
+    at = indices[:, None, :, :, None]             # (b, 1, n_q, top_k, 1)
+    k_sel = np.take_along_axis(k[:, :, None], at, axis=-2)  # (b, H, n_q, k, d)
+    v_sel = np.take_along_axis(v[:, :, None], at, axis=-2)  # (b, H, n_q, k, d_v)
     scores = np.einsum("bhsd,bhsjd->bhsj", q, k_sel) * scale
     scores = np.where(kept[:, None], scores, -np.inf)  # (b, H, n_q, top_k)
     top = scores.max(axis=-1, keepdims=True)
