@@ -84,7 +84,7 @@ def sparse_attention(q, k, v, indices, kept, *, scale=None):
     scale = q.shape[-1] ** -0.5 if scale is None else scale
     at = indices[:, None, :, :, None]             # (b, 1, n_q, top_k, 1)
     k_sel = np.take_along_axis(k[:, :, None], at, axis=-2)  # (b, H, n_q, k, d)
-    v_sel = np.take_along_axis(v[:, :, None], at, axis=-2)  # (b, H, n_q, k, d_v)
+    v_sel = np.take_along_axis(v[:, :, None], at, axis=-2)  # (b, H, n_q, k, dv)
     scores = np.einsum("bhsd,bhsjd->bhsj", q, k_sel) * scale
     scores = np.where(kept[:, None], scores, -np.inf)  # (b, H, n_q, top_k)
     top = scores.max(axis=-1, keepdims=True)

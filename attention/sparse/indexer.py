@@ -61,8 +61,8 @@ def index_scores(q, w, k):
         raise ValueError(f"index_scores: q must be (batch, n_q, n_heads, d), "
                          f"w (batch, n_q, n_heads) and k (batch, n_k, d); "
                          f"got q {q.shape}, w {w.shape}, k {k.shape}")
-    d = q.shape[-1]
-    logits = np.einsum("bshd,btd->bsht", q, k) / np.sqrt(d)  # per head
+    scale = q.shape[-1] ** -0.5  # a Python float: float32 stays float32
+    logits = np.einsum("bshd,btd->bsht", q, k) * scale  # per head
     return np.einsum("bsh,bsht->bst", w, np.maximum(logits, 0.0))
 # --8<-- [end:index_scores]
 
