@@ -181,3 +181,10 @@ def test_the_ranking_keeps_the_causal_mask():
     indices, kept = top_k_keys(scores, 2, causal_mask(4, 4))
     assert indices[0].tolist() == [[0, 1], [1, 0], [2, 1], [3, 2]]
     assert kept[0].tolist() == [[True, False]] + [[True, True]] * 3
+
+
+@pytest.mark.parametrize("model_type", ["deepseek_v4", "glm_moe_dsa"])
+def test_the_designs_not_built_are_refused_by_name(model_type):
+    from transformers import AutoConfig
+    with pytest.raises(ValueError, match=f"model_type '{model_type}' is not"):
+        config_from_hf(AutoConfig.for_model(model_type))
