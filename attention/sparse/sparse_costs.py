@@ -148,6 +148,6 @@ CARDS = {  # name: (design, layers)
                            _hybrid(QWEN3_NEXT_80B)),
     "Qwen3.5 (HF default)": ("gated DeltaNet 3 : 1 gated attention",
                              _hybrid(QWEN3_5)),
-    "Kimi Linear 48B": ("KDA 21 : 6 MLA", KIMI_LINEAR),
+    "Kimi Linear (HF default)": ("KDA 21 : 6 MLA", KIMI_LINEAR),
 }
 # --8<-- [end:cards]
