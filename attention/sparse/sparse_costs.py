@@ -11,26 +11,43 @@ of MLA's kv_lora_rank + qk_rope_head_dim (DeepSeek-AI, "DeepSeek-V3.2", 2025, se
 ``Cached`` and ``CARDS`` count the cache one sequence holds at context n for the designs
 of chapters 4 to 12: full layers, sliding windows, latents, compressed entries (one per
 ``every`` tokens, DeepSeek-V4) and the fixed states of linear layers (chapter 10). The
-model-card sizes come from the package's own configurations where it has them
-(``attention.model.CONFIGS``, ``attention.families.moe_costs.MOE_CONFIGS``,
+model-card sizes are typed here from the package's own configurations (chapters 4, 9
+and 10: ``attention.model.CONFIGS``, ``attention.families.moe_costs.MOE_CONFIGS``,
 ``attention.linear.costs``) and otherwise from the defaults of transformers 5.23's
-configuration classes, each of which names the checkpoint it documents (the tests check
-every number typed here against those defaults).
+configuration classes, each of which names the checkpoint it documents; the tests check
+every typed number against its source. (This module imports no family: the families
+import ``attention.sparse``.)
 """
 
 # --8<-- [start:imports]
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from attention.families.moe_costs import MOE_CONFIGS, cache_bytes_per_token
+from attention.kv_cache import kv_cache_bytes_for
 from attention.linear.costs import QWEN3_NEXT_80B, HybridCard
-from attention.model import CONFIGS
+from attention.model import ModelConfig
 from attention.sparse.indexer import Indexer
 # --8<-- [end:imports]
 
-# DeepSeek-V3.2-Exp is DeepSeek-V3 with an indexer of 64 heads of 128,
-# choosing 2048 keys (its config.json; transformers' DeepseekV32Config).
-DEEPSEEK_V32 = replace(MOE_CONFIGS["DeepSeek-V3"], arch="deepseek_v32",
-                       indexer=Indexer(n_heads=64, head_dim=128, top_k=2048))
+# DeepSeek-V3.2-Exp's attention (its config.json; transformers'
+# DeepseekV32Config): DeepSeek-V3's MLA, 61 layers of 128 heads, and an
+# indexer of 64 heads of 128 choosing 2048 keys. Its experts are left out:
+# they cache nothing.
+DEEPSEEK_V32 = ModelConfig(
+    arch="deepseek_v32", vocab_size=129280, d_model=7168, n_layers=61,
+    n_heads=128, d_ff=18432, max_positions=163840, tie_embeddings=False,
+    q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64,
+    qk_nope_head_dim=128, v_head_dim=128,
+    indexer=Indexer(n_heads=64, head_dim=128, top_k=2048))
+
+
+def cache_bytes_per_token(config, *, bytes_per_value=2):
+    """What a token adds to the cache of every layer: MLA's latent and
+    rotated key where the config has a latent (chapter 9), else a key
+    and a value per key/value head (chapter 4); windows aside."""
+    if config.kv_lora_rank is not None:
+        per_layer = config.kv_lora_rank + config.qk_rope_head_dim
+        return config.n_layers * per_layer * bytes_per_value
+    return kv_cache_bytes_for(config, bytes_per_value=bytes_per_value)
 
 
 def _context(fn, n):
@@ -103,14 +120,6 @@ def cache_bytes_at(card, n_context, *, bytes_per_value=2):
 
 
 # --8<-- [start:cards]
-def _dense(config):
-    """A ModelConfig's layers: full ones and windowed ones (chapter 8)."""
-    per = cache_bytes_per_token(config, bytes_per_value=1) // config.n_layers
-    windows = config.layer_windows
-    return [Cached(windows.count(w), per, window=w) for w in sorted(
-        set(windows), key=str)]
-
-
 def _hybrid(card):
     """A hybrid of softmax and linear layers (chapter 10's HybridCard)."""
     return [Cached(card.full_layers, card.kv_values(1)),
@@ -135,10 +144,14 @@ DEEPSEEK_V4_FLASH = [Cached(43, 512, window=128),
                      Cached(23, 512, every=128)]
 
 CARDS = {  # name: (design, layers)
-    "Llama 3 8B": ("GQA, every layer full", _dense(CONFIGS["llama-3-8b"])),
-    "gpt-oss-120b": ("GQA, window 128 in half the layers",
-                     _dense(MOE_CONFIGS["gpt-oss-120b"])),
-    "DeepSeek-V3": ("MLA", _dense(MOE_CONFIGS["DeepSeek-V3"])),
+    # The package's configurations (the tests check each row against
+    # them): Llama 3 8B (chapter 4), 32 layers of 8 key/value heads of 128;
+    # gpt-oss-120b (chapter 9), 36 layers of 8 key/value heads of 64, every
+    # other one a window of 128; DeepSeek-V3 (chapter 9), 61 latents.
+    "Llama 3 8B": ("GQA, every layer full", [Cached(32, 2 * 8 * 128)]),
+    "gpt-oss-120b": ("GQA, window 128 in half the layers", [
+        Cached(18, 2 * 8 * 64, window=128), Cached(18, 2 * 8 * 64)]),
+    "DeepSeek-V3": ("MLA", [Cached(61, 512 + 64)]),
     "DeepSeek-V3.2": ("MLA + DSA's indexer keys", [
         Cached(DEEPSEEK_V32.n_layers, DEEPSEEK_V32.kv_lora_rank
                + DEEPSEEK_V32.qk_rope_head_dim + DEEPSEEK_V32.indexer.head_dim)]),

@@ -10,9 +10,12 @@ from transformers import (DeepseekV32Config, DeepseekV4Config, KimiLinearConfig,
                           Qwen3_5TextConfig)
 
 from attention.families.moe_costs import MOE_CONFIGS
+from attention.families.moe_costs import cache_bytes_per_token as chapter_9s
+from attention.model import CONFIGS
 from attention.sparse.sparse_costs import (CARDS, DEEPSEEK_V32, DEEPSEEK_V4_FLASH,
                                            KIMI_LINEAR, QWEN3_5, Cached,
                                            break_even_context,
+                                           cache_bytes_per_token,
                                            cache_bytes_at, decode_read_bytes)
 
 
@@ -83,3 +86,26 @@ def test_cached_layers_count_windows_compression_and_states():
 def test_a_bad_context_is_named():
     with pytest.raises(ValueError, match="n_context must be an integer >= 0"):
         decode_read_bytes(DEEPSEEK_V32, -1)
+
+
+def test_the_rows_typed_from_the_packages_configurations_match_them():
+    for name, config in (("Llama 3 8B", CONFIGS["llama-3-8b"]),
+                         ("gpt-oss-120b", MOE_CONFIGS["gpt-oss-120b"]),
+                         ("DeepSeek-V3", MOE_CONFIGS["DeepSeek-V3"])):
+        card = CARDS[name][1]
+        windows = config.layer_windows
+        assert {(c.layers, c.window) for c in card} == {
+            (windows.count(w), w) for w in set(windows)}
+        per_layer = chapter_9s(config, bytes_per_value=1) // config.n_layers
+        assert all(c.values == per_layer for c in card)
+    v3 = MOE_CONFIGS["DeepSeek-V3"]
+    for field in ("n_layers", "n_heads", "d_model", "q_lora_rank",
+                  "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+                  "v_head_dim"):
+        assert getattr(DEEPSEEK_V32, field) == getattr(v3, field)
+
+
+@pytest.mark.parametrize("config", [CONFIGS["llama-3-8b"], DEEPSEEK_V32,
+                                    MOE_CONFIGS["DeepSeek-V3"]])
+def test_bytes_per_token_are_chapter_9s(config):
+    assert cache_bytes_per_token(config) == chapter_9s(config)
