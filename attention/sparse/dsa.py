@@ -35,13 +35,15 @@ def check_selection(fn, q, k, v, indices, kept):
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
     indices, kept = np.asarray(indices), np.asarray(kept)
     ok = (q.ndim == 4 and k.ndim == 4 and v.shape[:-1] == k.shape[:-1]
-          and k.shape[:2] == q.shape[:2] and q.shape[-1] == k.shape[-1]
+          and k.shape[0] == q.shape[0] and k.shape[1] >= 1
+          and q.shape[1] % k.shape[1] == 0 and q.shape[-1] == k.shape[-1]
           and indices.shape[:2] == (q.shape[0], q.shape[2])
           and indices.ndim == 3 and kept.shape == indices.shape
           and indices.dtype.kind in "iu" and kept.dtype == np.bool_)
     if not ok:
         raise ValueError(f"{fn}: q must be (batch, heads, n_q, d), k and v "
-                         f"(batch, heads, n_k, d), indices integers and kept "
+                         f"(batch, kv_heads, n_k, d) with kv_heads dividing "
+                         f"heads, indices integers and kept "
                          f"booleans of shape (batch, n_q, top_k); got q "
                          f"{q.shape}, k {k.shape}, v {v.shape}, indices "
                          f"{indices.shape} ({indices.dtype}), kept "
@@ -74,25 +76,32 @@ def masked_sparse_attention(q, k, v, indices, kept, *, scale=None):
 def sparse_attention(q, k, v, indices, kept, *, scale=None):
     """The fast way: gather each query's chosen keys and values, attend.
 
-    Same arguments as ``masked_sparse_attention``. Reads top_k keys and
-    values per query, never an (n_q, n_k) matrix. Returns (output,
-    weights (batch, heads, n_q, top_k)) over the gathered keys; a query
-    with no kept key gets zeros.
+    Same arguments as ``masked_sparse_attention``; k and v may have fewer
+    heads than q (grouped queries; MLA's absorbed latent is one head for
+    all): each key head is gathered once for its group. Reads top_k keys
+    and values per query, never an (n_q, n_k) matrix. Returns (output,
+    weights (batch, heads, n_q, top_k)); a query with no kept key gets
+    zeros.
     """
     q, k, v, indices, kept = check_selection("sparse_attention", q, k, v,
                                              indices, kept)
-    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    b, H, n_q, d = q.shape
+    G = k.shape[1]                                # key/value heads
+    scale = d ** -0.5 if scale is None else scale
     at = indices[:, None, :, :, None]             # (b, 1, n_q, top_k, 1)
-    k_sel = np.take_along_axis(k[:, :, None], at, axis=-2)  # (b, H, n_q, k, d)
-    v_sel = np.take_along_axis(v[:, :, None], at, axis=-2)  # (b, H, n_q, k, dv)
-    scores = np.einsum("bhsd,bhsjd->bhsj", q, k_sel) * scale
-    scores = np.where(kept[:, None], scores, -np.inf)  # (b, H, n_q, top_k)
+    k_sel = np.take_along_axis(k[:, :, None], at, axis=-2)  # (b, G, n_q, k, d)
+    v_sel = np.take_along_axis(v[:, :, None], at, axis=-2)  # (b, G, n_q, k, dv)
+    q = q.reshape(b, G, H // G, n_q, d)           # (b, G, group, n_q, d)
+    scores = np.einsum("bgrsd,bgsjd->bgrsj", q, k_sel) * scale
+    scores = np.where(kept[:, None, None], scores, -np.inf)
     top = scores.max(axis=-1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)   # a row with nothing kept
     e = np.exp(scores - top)
     total = e.sum(axis=-1, keepdims=True)
-    weights = e / np.where(total > 0, total, 1.0)
-    return np.einsum("bhsj,bhsjd->bhsd", weights, v_sel), weights
+    weights = e / np.where(total > 0, total, 1.0)  # (b, G, group, n_q, k)
+    out = np.einsum("bgrsj,bgsjd->bgrsd", weights, v_sel)
+    return (out.reshape(b, H, n_q, -1),           # (b, H, n_q, dv)
+            weights.reshape(b, H, n_q, -1))       # (b, H, n_q, top_k)
 # --8<-- [end:gathered]
 
 

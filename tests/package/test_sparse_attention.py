@@ -108,3 +108,18 @@ def test_the_loss_is_zero_when_the_indexer_agrees():
     weights = np.array([[[[0.5, 0.3, 0.2]], [[0.5, 0.3, 0.2]]]])  # 2 heads
     loss, grad = indexer_kl_loss(weights, scores, np.ones((1, 1, 3), bool))
     assert abs(loss) <= TOL and np.abs(grad).max() <= TOL
+
+
+def test_grouped_key_heads_are_gathered_once_for_their_queries():
+    rng = np.random.default_rng(4)
+    q = rng.normal(size=(2, 6, 5, 4))                       # 6 query heads
+    k, v = rng.normal(size=(2, 2, 9, 4)), rng.normal(size=(2, 2, 9, 3))
+    indices, kept = top_k_keys(rng.normal(size=(2, 5, 9)), 3,
+                               causal_mask(5, 9))
+    grouped, _ = sparse_attention(q, k, v, indices, kept)
+    repeated, _ = sparse_attention(q, np.repeat(k, 3, axis=1),
+                                   np.repeat(v, 3, axis=1), indices, kept)
+    slow, _ = masked_sparse_attention(q, np.repeat(k, 3, axis=1),
+                                      np.repeat(v, 3, axis=1), indices, kept)
+    assert np.abs(grouped - repeated).max() <= TOL
+    assert np.abs(grouped - slow).max() <= TOL
