@@ -66,8 +66,9 @@ def pool_overlapping(kv, gate, bias, m):
     kv, gate = _blocks(kv, m), _blocks(gate, m) + bias  # (b, w, m, 2d)
     before_kv = np.zeros_like(kv[..., :d])                # (b, w, m, d)
     before_gate = np.full_like(gate[..., :d], -np.inf)    # weight 0
-    before_kv[:, 1:], before_gate[:, 1:] = kv[:, :-1, :, :d], gate[:, :-1, :, :d]
-    slots_kv = np.concatenate([before_kv, kv[..., d:]], axis=-2)  # (b, w, 2m, d)
+    before_kv[:, 1:] = kv[:, :-1, :, :d]          # block w - 1's Ca
+    before_gate[:, 1:] = gate[:, :-1, :, :d]
+    slots_kv = np.concatenate([before_kv, kv[..., d:]], axis=-2)  # 2m slots
     slots_gate = np.concatenate([before_gate, gate[..., d:]], axis=-2)
     return _gated_sum(slots_kv, slots_gate)
 # --8<-- [end:pool]

@@ -188,3 +188,15 @@ def test_the_designs_not_built_are_refused_by_name(model_type):
     from transformers import AutoConfig
     with pytest.raises(ValueError, match=f"model_type '{model_type}' is not"):
         config_from_hf(AutoConfig.for_model(model_type))
+
+
+def test_left_padding_changes_no_real_token(reference):
+    """<pad> keys are never chosen: a left-padded row computes what the
+    sequence computes alone (the selection sees the padding mask)."""
+    _, params, config = reference
+    ids = np.random.default_rng(8).integers(2, VOCAB, size=(1, 15))
+    padded = np.concatenate([np.zeros((1, 4), ids.dtype), ids], axis=1)
+    valid = np.arange(19)[None] >= 4
+    alone = forward(params, config, ids)
+    together = forward(params, config, padded, valid=valid)
+    assert relative(together[:, 4:], alone) <= 1e-12
