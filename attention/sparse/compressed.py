@@ -29,6 +29,20 @@ from attention.sparse.indexer import index_scores, top_k_keys
 # --8<-- [end:imports]
 
 
+def _check_pool(fn, kv, gate, bias, m, width):
+    """kv, gate (batch, n, f) alike, bias (m, f), f = width x d; m >= 1."""
+    kv, gate, bias = np.asarray(kv), np.asarray(gate), np.asarray(bias)
+    if (isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer))
+            or m < 1):
+        raise ValueError(f"{fn}: m must be a positive integer, got {m!r}")
+    if (kv.ndim != 3 or gate.shape != kv.shape or kv.shape[-1] % width
+            or bias.shape != (m, kv.shape[-1])):
+        raise ValueError(f"{fn}: kv and gate must be (batch, n, {width} d) "
+                         f"and bias (m, {width} d) with m = {m}; got kv "
+                         f"{kv.shape}, gate {gate.shape}, bias {bias.shape}")
+    return kv, gate, bias
+
+
 def _blocks(a, m):
     """The complete blocks of m tokens: a (batch, n, f) -> (batch, n // m,
     m, f); the tokens of an unfinished block wait for the next call."""
@@ -52,6 +66,7 @@ def pool_blocks(kv, gate, bias, m):
     kv, gate: (batch, n, d) projections of the tokens; bias: (m, d), a
     gate bias per place in the block. Returns (batch, n // m, d).
     """
+    kv, gate, bias = _check_pool("pool_blocks", kv, gate, bias, m, 1)
     return _gated_sum(_blocks(kv, m), _blocks(gate, m) + bias)
 
 
@@ -62,6 +77,7 @@ def pool_overlapping(kv, gate, bias, m):
     kv, gate: (batch, n, 2d), the series Ca = [..., :d], Cb = [..., d:];
     bias: (m, 2d). Returns (batch, n // m, d).
     """
+    kv, gate, bias = _check_pool("pool_overlapping", kv, gate, bias, m, 2)
     d = kv.shape[-1] // 2
     kv, gate = _blocks(kv, m), _blocks(gate, m) + bias  # (b, w, m, 2d)
     before_kv = np.zeros_like(kv[..., :d])                # (b, w, m, d)
@@ -83,6 +99,11 @@ def compress(x, p, *, m, overlapping, d_rope, rope_base, eps):
     features rotated, interleaved, at their block's first position.
     Returns (batch, n // m, d).
     """
+    x = np.asarray(x)
+    if x.ndim != 3 or x.shape[-1] != np.shape(p["W_kv"])[0]:
+        raise ValueError(f"compress: x must be (batch, n, d_model) with "
+                         f"d_model = {np.shape(p['W_kv'])[0]} (W_kv's rows), "
+                         f"got {x.shape}")
     kv, gate = x @ p["W_kv"], x @ p["W_gate"]
     pool = pool_overlapping if overlapping else pool_blocks
     entries = rms_norm(pool(kv, gate, p["bias"], m), p["norm"], eps=eps)

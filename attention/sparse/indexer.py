@@ -86,7 +86,16 @@ def top_k_keys(scores, k, allowed=None):
                          f"got {k!r}")
     if allowed is None:
         allowed = np.ones(scores.shape, bool)
-    allowed = np.broadcast_to(allowed, scores.shape)
+    allowed = np.asarray(allowed)
+    try:
+        allowed = np.broadcast_to(allowed, scores.shape)
+    except ValueError:
+        raise ValueError(f"top_k_keys: allowed of shape {allowed.shape} does "
+                         f"not broadcast to the scores' {scores.shape}"
+                         ) from None
+    if allowed.dtype != np.bool_:
+        raise ValueError(f"top_k_keys: allowed must be booleans, got dtype "
+                         f"{allowed.dtype}")
     ranked = np.where(allowed, scores, -np.inf)
     k = min(int(k), scores.shape[-1])
     # A stable sort of the negated scores: equal scores keep key order.

@@ -38,7 +38,12 @@ def indexer_kl_loss(weights, scores, allowed):
         raise ValueError(f"indexer_kl_loss: weights must be (batch, heads, "
                          f"n_q, n_k) and scores (batch, n_q, n_k); got "
                          f"weights {weights.shape}, scores {scores.shape}")
-    allowed = np.broadcast_to(allowed, scores.shape)
+    try:
+        allowed = np.broadcast_to(np.asarray(allowed, bool), scores.shape)
+    except ValueError:
+        raise ValueError(f"indexer_kl_loss: allowed of shape "
+                         f"{np.shape(allowed)} does not broadcast to the "
+                         f"scores' {scores.shape}") from None
     if not allowed.any(axis=-1).all():
         raise ValueError("indexer_kl_loss: every query needs an allowed key; "
                          "allowed has a row of False")
@@ -61,6 +66,15 @@ def index_scores_backward(q, w, k, d_scores):
     (dq (batch, n_q, heads, d), dw (batch, n_q, heads), dk (batch, n_k, d)).
     The ReLU passes the gradient only where q . k > 0."""
     q, w, k = np.asarray(q), np.asarray(w), np.asarray(k)
+    d_scores = np.asarray(d_scores)
+    if (q.ndim != 4 or w.shape != q.shape[:3] or k.ndim != 3
+            or k.shape[0] != q.shape[0] or k.shape[-1] != q.shape[-1]
+            or d_scores.shape != (q.shape[0], q.shape[1], k.shape[1])):
+        raise ValueError(f"index_scores_backward: q must be (batch, n_q, "
+                         f"heads, d), w (batch, n_q, heads), k (batch, n_k, "
+                         f"d) and d_scores (batch, n_q, n_k); got q "
+                         f"{q.shape}, w {w.shape}, k {k.shape}, d_scores "
+                         f"{d_scores.shape}")
     root = np.sqrt(q.shape[-1])
     logits = np.einsum("bshd,btd->bsht", q, k) / root   # (b, n_q, h, n_k)
     d_w = np.einsum("bst,bsht->bsh", d_scores, np.maximum(logits, 0.0))

@@ -113,3 +113,17 @@ def test_a_block_pools_its_tokens_by_a_softmax_per_channel():
     assert np.allclose(equal, kv.reshape(1, 2, 3, 2).mean(axis=2))
     first = pool_blocks(kv, gate, np.array([[50.0, 0.0], [0, 0], [0, 0]]), 3)
     assert np.allclose(first[0, :, 0], [0.0, 6.0])  # channel 0: first token
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: pool_blocks(np.zeros((1, 6, 4)), np.zeros((1, 6, 4)),
+                         np.zeros((2, 4)), 3), r"bias \(m, 1 d\) with m = 3"),
+    (lambda: pool_blocks(np.zeros((1, 6, 4)), np.zeros((1, 6, 4)),
+                         np.zeros((3, 4)), 0), "m must be a positive integer"),
+    (lambda: compress(np.zeros((1, 6, 5)), {"W_kv": np.zeros((4, 2))}, m=3,
+                      overlapping=False, d_rope=2, rope_base=10.0, eps=1e-6),
+     r"d_model = 4 \(W_kv's rows\), got \(1, 6, 5\)"),
+])
+def test_bad_compressor_inputs_are_named(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -123,3 +123,19 @@ def test_grouped_key_heads_are_gathered_once_for_their_queries():
                                       np.repeat(v, 3, axis=1), indices, kept)
     assert np.abs(grouped - repeated).max() <= TOL
     assert np.abs(grouped - slow).max() <= TOL
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: top_k_keys(np.zeros((3, 4)), 2, np.ones((2, 4), bool)),
+     r"allowed of shape \(2, 4\) does not broadcast"),
+    (lambda: top_k_keys(np.zeros((3, 4)), 2, np.ones((3, 4))),
+     "allowed must be booleans"),
+    (lambda: index_scores_backward(*indexer_draw(), np.zeros((2, 9, 8))),
+     r"d_scores \(2, 9, 8\)"),
+    (lambda: indexer_kl_loss(np.ones((1, 2, 3, 3)), np.zeros((1, 3, 3)),
+                             np.ones((2, 3), bool)),
+     r"allowed of shape \(2, 3\) does not broadcast"),
+])
+def test_bad_indexer_inputs_are_named(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
