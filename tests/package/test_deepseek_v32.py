@@ -200,3 +200,18 @@ def test_left_padding_changes_no_real_token(reference):
     alone = forward(params, config, ids)
     together = forward(params, config, padded, valid=valid)
     assert relative(together[:, 4:], alone) <= 1e-12
+
+
+def test_serving_from_paged_blocks_equals_hugging_face(reference):
+    """serve() keeps the latent and the indexer's keys in blocks (chapter 11):
+    three requests of different lengths, two at a time, get Hugging Face's
+    greedy tokens."""
+    from attention.serving.batching import Request, serve
+    model, params, config = reference
+    rng = np.random.default_rng(7)
+    batch = [Request(arrival, rng.integers(2, VOCAB, n), new)
+             for arrival, n, new in ((0, 4, 12), (1, 7, 6), (2, 3, 9))]
+    serve(params, config, batch, max_batch=2, n_blocks=12, block_size=4)
+    for r in batch:
+        theirs = hf_greedy(model, r.prompt[None], r.max_new_tokens, True)[0]
+        assert r.tokens == theirs[len(r.prompt):].tolist()
