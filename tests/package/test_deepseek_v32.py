@@ -215,3 +215,23 @@ def test_serving_from_paged_blocks_equals_hugging_face(reference):
     for r in batch:
         theirs = hf_greedy(model, r.prompt[None], r.max_new_tokens, True)[0]
         assert r.tokens == theirs[len(r.prompt):].tolist()
+
+
+MLA_SIZES = dict(vocab_size=61, d_model=30, n_layers=1, n_heads=5, d_ff=44,
+                 kv_lora_rank=7, qk_rope_head_dim=4, qk_nope_head_dim=6,
+                 v_head_dim=5)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(arch="deepseek_v3", q_lora_rank=6, indexer=Indexer(3, 8, 5)),
+     "indexer .* is for arch='deepseek_v32', not 'deepseek_v3'"),
+    (dict(arch="deepseek_v32", indexer=Indexer(3, 8, 5)),
+     "q_lora_rank must be set"),
+    (dict(arch="deepseek_v32", q_lora_rank=6), "needs indexer=Indexer"),
+    (dict(arch="deepseek_v32", q_lora_rank=6, indexer=Indexer(3, 2, 5)),
+     "indexer.head_dim must be at least that, got 2"),
+])
+def test_inconsistent_indexer_settings_are_named(kw, match):
+    from attention.model import ModelConfig
+    with pytest.raises(ValueError, match=match):
+        ModelConfig(**MLA_SIZES, **kw)
