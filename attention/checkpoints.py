@@ -204,7 +204,11 @@ FAMILIES["deepseek_v3"] = Family(
         ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
          "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group",
          "n_shared_experts", "first_k_dense_replace"): ("moe", _deepseek_moe)},
-    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
+    # Hugging Face's MLA norms (q_a_layernorm, kv_a_layernorm) keep their
+    # default eps of 1e-6 whatever rms_norm_eps says, while the layer norms
+    # read it; the package has one eps: only 1e-6 makes them all agree.
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,),
+              "rms_norm_eps": (1e-6,)},
     # what the model returns (router logits), training only (the aux loss
     # needs router logits), dropout; num_mtp_layers counts the multi-token
     # prediction modules (default 1), which Hugging Face's forward never
@@ -237,6 +241,18 @@ FAMILIES["deepseek_v32"] = Family(
     inert=FAMILIES["deepseek_v3"].inert - {"pretraining_tp", "num_mtp_layers"}
     | {"head_dim"},
     fixed={"rope_layout": "interleaved"})
+
+
+# GLM-5 (glm_moe_dsa) is DeepSeek-V3.2's design with an indexer that rotates
+# interleaved pairs; its layers that reuse an earlier layer's choice
+# (indexer_types "shared") are refused.
+FAMILIES["glm_moe_dsa"] = dataclasses.replace(
+    FAMILIES["deepseek_v32"],
+    read=FAMILIES["deepseek_v32"].read | {
+        ("index_n_heads", "index_head_dim", "index_topk"): (
+            "indexer", lambda v, c: Indexer(*v, rope_layout="interleaved"))},
+    accepted=FAMILIES["deepseek_v32"].accepted | {
+        "indexer_types": lambda c: set(c.indexer_types) == {"full"}})
 
 
 # Chapter 9's mixtures of experts. Hugging Face's settings that only change

@@ -35,8 +35,13 @@ class Indexer:
     head_dim: int     # size of each indexer query and of its one key
     top_k: int        # keys each query reads (index_topk)
     norm_eps: float = 1e-6  # the key's LayerNorm (fixed in Hugging Face)
+    rope_layout: str = "halves"  # its RoPE's pairs: "halves" (DeepSeek-V3.2)
+    #                              or "interleaved" (GLM-5)
 
     def __post_init__(self):
+        if self.rope_layout not in ("halves", "interleaved"):
+            raise ValueError(f"Indexer: rope_layout must be 'halves' or "
+                             f"'interleaved', got {self.rope_layout!r}")
         for name in ("n_heads", "head_dim", "top_k"):
             value = getattr(self, name)
             if (isinstance(value, (bool, np.bool_))
@@ -112,8 +117,9 @@ def indexer_inputs(x, c_q, p, config, positions):
     c_q: the normalised low-rank query (batch, n, q_lora_rank), which the
     indexer shares with MLA. Returns q (batch, n, heads, d_index), w
     (batch, n, heads) and k (batch, n, d_index). The first
-    qk_rope_head_dim features of q and k are rotated, in halves layout
-    (MLA's own RoPE is interleaved; Hugging Face's indexer uses halves).
+    qk_rope_head_dim features of q and k are rotated, in the indexer's own
+    layout: halves in DeepSeek-V3.2 (whose MLA rotates interleaved pairs),
+    interleaved in GLM-5, as Hugging Face's indexers do.
     """
     ix = config.indexer
     batch, n, _ = x.shape
@@ -124,7 +130,7 @@ def indexer_inputs(x, c_q, p, config, positions):
     w = (x @ p["attn.indexer.W_w"]) * ix.n_heads ** -0.5  # (batch, n, heads)
     d_rope = config.qk_rope_head_dim
     positions = np.asarray(positions)
-    rotate = dict(base=config.rope_base, layout="halves",
+    rotate = dict(base=config.rope_base, layout=ix.rope_layout,
                   scaling=config.rope_scaling)
     heads_pos = positions[:, None, :] if positions.ndim == 2 else positions
     q_rot = rope(q[..., :d_rope].swapaxes(1, 2), heads_pos,  # (b, h, n, r)
