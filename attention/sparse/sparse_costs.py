@@ -155,6 +155,10 @@ CARDS = {  # name: (design, layers)
     "DeepSeek-V3.2": ("MLA + DSA's indexer keys", [
         Cached(DEEPSEEK_V32.n_layers, DEEPSEEK_V32.kv_lora_rank
                + DEEPSEEK_V32.qk_rope_head_dim + DEEPSEEK_V32.indexer.head_dim)]),
+    # transformers' GlmMoeDsaConfig (zai-org/GLM-5): 78 layers of MLA
+    # (latent 512 + rotated 64) and an indexer key of 128
+    "GLM-5 (HF default)": ("MLA + DSA's indexer keys",
+                           [Cached(78, 512 + 64 + 128)]),
     "DeepSeek-V4 (HF default)": ("compressed (CSA, HCA) + window",
                                  DEEPSEEK_V4_FLASH),
     "Qwen3-Next-80B-A3B": ("gated DeltaNet 3 : 1 gated attention",

@@ -6,8 +6,8 @@ import collections
 import dataclasses
 
 import pytest
-from transformers import (DeepseekV32Config, DeepseekV4Config, KimiLinearConfig,
-                          Qwen3_5TextConfig)
+from transformers import (DeepseekV32Config, DeepseekV4Config, GlmMoeDsaConfig,
+                          KimiLinearConfig, Qwen3_5TextConfig)
 
 from attention.families.moe_costs import MOE_CONFIGS
 from attention.families.moe_costs import cache_bytes_per_token as chapter_9s
@@ -109,3 +109,10 @@ def test_the_rows_typed_from_the_packages_configurations_match_them():
                                     MOE_CONFIGS["DeepSeek-V3"]])
 def test_bytes_per_token_are_chapter_9s(config):
     assert cache_bytes_per_token(config) == chapter_9s(config)
+
+
+def test_glm_5s_row_is_hugging_faces_default():
+    g = GlmMoeDsaConfig()
+    assert CARDS["GLM-5 (HF default)"][1] == [Cached(
+        g.num_hidden_layers, g.kv_lora_rank + g.qk_rope_head_dim
+        + g.index_head_dim)]
