@@ -12,6 +12,7 @@
 #                  chapter 7's training step and tokenizer -> benchmarks/train-step.{json,md}
 #                  chapter 10's crossover -> benchmarks/linear-crossover.json (not QUICK)
 #                  chapter 11's decoding against HF generate -> benchmarks/serving.{json,md}
+#                  chapter 12's sparse decode step -> benchmarks/sparse-decode.{json,md}
 #                  chapter 13's BERT encoding against HF -> benchmarks/encoders.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
@@ -73,6 +74,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/train_step.py $(if $(QUICK),--quick)
 	$(if $(QUICK),,$(PY) benchmarks/linear_crossover.py)
 	$(PY) benchmarks/serving.py $(if $(QUICK),--quick)
+	$(PY) benchmarks/sparse_decode.py $(if $(QUICK),--quick)
 	$(PY) benchmarks/encoders.py $(if $(QUICK),--quick)
 
 train: $(STAMP)

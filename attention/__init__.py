@@ -59,10 +59,17 @@ Chapter 11, serving (see attention.serving)
     serving           speculative decoding (exact, proved by enumeration), a paged KV
                       cache with prefix sharing, continuous batching, split-KV decoding
     speculative       speculative_generate, the chapter's entry point
+Chapter 12, sparse and compressed attention (see attention.sparse)
+    sparse            DeepSeek Sparse Attention: the lightning indexer, top-k keys,
+                      masked and gathered attention, the indexer's KL loss;
+                      DeepSeek-V4's compressed entries; bytes read and cached per
+                      token (the deepseek_v32 family: attention.families)
 Chapter 13, attention in both directions (see attention.encoders)
     encoders          BERT (post-LN, padding mask, MLM head) and its block's backward,
                       [CLS] and mean pooling, ViT (patches, interpolated positions),
-                      ModernBERT (RoPE, local and global layers, GeGLU, unpadded)
+                      ModernBERT (RoPE, local and global layers, GeGLU, unpadded),
+                      cross-attention and its cache, T5 (relative position buckets),
+                      Whisper (convolutional stem over log-mel frames)
 Live figures, across chapters 1 to 7 (see attention.interactive)
     interactive       controls and figures the reader moves in the browser: softmax
                       under a temperature, masks and d_k, heads, the sampling filters,

@@ -30,6 +30,7 @@ from attention.families.moe import MoE
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
+from attention.sparse.indexer import Indexer
 # --8<-- [end:imports]
 
 
@@ -203,13 +204,55 @@ FAMILIES["deepseek_v3"] = Family(
         ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
          "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group",
          "n_shared_experts", "first_k_dense_replace"): ("moe", _deepseek_moe)},
-    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
+    # Hugging Face's MLA norms (q_a_layernorm, kv_a_layernorm) keep their
+    # default eps of 1e-6 whatever rms_norm_eps says, while the layer norms
+    # read it; the package has one eps: only 1e-6 makes them all agree.
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,),
+              "rms_norm_eps": (1e-6,)},
     # what the model returns (router logits), training only (the aux loss
     # needs router logits), dropout; num_mtp_layers counts the multi-token
     # prediction modules (default 1), which Hugging Face's forward never
     # runs (only generate(use_mtp=True) drafts with them): not built here
     inert=frozenset({"output_router_logits", "attention_dropout",
                      "pretraining_tp", "num_mtp_layers"}))
+
+
+def _dense_then_sparse(c):
+    """DeepSeek-V3.2's mlp_layer_types, as first_k_dense_replace makes them
+    (the only layout read: MoE.first_dense)."""
+    dense = min(c.first_k_dense_replace, c.num_hidden_layers)
+    return list(c.mlp_layer_types) == (
+        ["dense"] * dense + ["sparse"] * (c.num_hidden_layers - dense))
+
+
+# Chapter 12: DeepSeek-V3.2 is DeepSeek-V3 with the lightning indexer. Its
+# MLA always rotates interleaved pairs (it has no rope_interleave field).
+FAMILIES["deepseek_v32"] = Family(
+    arch="deepseek_v32",
+    read={k: v for k, v in FAMILIES["deepseek_v3"].read.items()
+          if k != "rope_interleave"} | {
+        ("index_n_heads", "index_head_dim", "index_topk"): (
+            "indexer", lambda v, c: Indexer(*v))},
+    accepted=FAMILIES["deepseek_v3"].accepted | {
+        "mlp_bias": (False,),
+        "mlp_layer_types": _dense_then_sparse,
+        "layer_types": lambda c: set(c.layer_types) == {"indexed_attention"}},
+    # head_dim: Hugging Face sets it to qk_rope_head_dim (its RoPE's size)
+    inert=FAMILIES["deepseek_v3"].inert - {"pretraining_tp", "num_mtp_layers"}
+    | {"head_dim"},
+    fixed={"rope_layout": "interleaved"})
+
+
+# GLM-5 (glm_moe_dsa) is DeepSeek-V3.2's design with an indexer that rotates
+# interleaved pairs; its layers that reuse an earlier layer's choice
+# (indexer_types "shared") are refused.
+FAMILIES["glm_moe_dsa"] = dataclasses.replace(
+    FAMILIES["deepseek_v32"],
+    read=FAMILIES["deepseek_v32"].read | {
+        ("index_n_heads", "index_head_dim", "index_topk"): (
+            "indexer", lambda v, c: Indexer(*v, rope_layout="interleaved"))},
+    accepted=FAMILIES["deepseek_v32"].accepted | {
+        "indexer_types": lambda c: set(c.indexer_types) == {"full"}})
 
 
 # Chapter 9's mixtures of experts. Hugging Face's settings that only change
@@ -275,8 +318,8 @@ def config_from_hf(hf_config):
             fields.update(zip(ours, value))
         else:
             fields[ours] = value
-    if family.arch not in ("gpt2", "deepseek_v3"):  # DeepSeek reads its own
-        fields["rope_layout"] = "halves"  # Hugging Face's rotate_half
+    # Hugging Face's rotate_half, unless the family reads or fixes its own
+    fields.setdefault("rope_layout", "halves")  # (DeepSeek's interleaved)
     return ModelConfig(**fields)
 # --8<-- [end:config_from_hf]
 

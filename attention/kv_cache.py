@@ -241,15 +241,15 @@ class KVCache:
 
 # --8<-- [start:cached_attention]
 def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
-                     sinks=None, return_weights=False, scale=None,
-                     softcap=None, expand=None):
+                     return_weights=False, scale=None, expand=None, **rule):
     """The new queries q (batch, n_heads, n_new, d_head) attend to the cached
     and the new keys/values k, v (batch, n_kv_heads, n_new, d_head) of
     ``layer``: causal (and window) mask by slot, aligned bottom-right,
     <pad> keys masked. valid (batch, n_new): False on <pad>. window: this
-    layer's own window, on top of the cache's; sinks: learned sink logits
-    (n_heads,) (chapter 8); scale, softcap, expand: as for ``attend``
-    (chapter 9: MLA caches a latent and expands it here)."""
+    layer's own window, on top of the cache's; scale, expand: as for
+    ``attend`` (chapter 9: MLA caches a latent and expands it here); rule:
+    a score rule by name, as for ``attend``: sinks=(n_heads,) learned sink
+    logits (chapter 8), softcap (9), select (12's chosen keys)."""
     n_new = q.shape[-2]
     keys, values, key_positions, key_valid = cache.update(layer, k, v, valid)
     if expand is not None:  # MLA (chapter 9): the cache holds a latent
@@ -264,7 +264,7 @@ def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
         allowed &= window_mask(query_positions, key_positions, window=window)
     mask = allowed & key_valid[:, None, None, :]  # (batch, 1, n_new, n_k)
     out, weights = scores_to_output(q, keys, values, mask=mask, scale=scale,
-                                    sinks=sinks, softcap=softcap)
+                                    **rule)
     return (out, weights) if return_weights else out
 # --8<-- [end:cached_attention]
 

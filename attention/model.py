@@ -100,6 +100,9 @@ def _complete_and_check(c):
                          f"'interleaved', got {c.rope_layout!r}")
     _check_long_context(c)
     _check_chapter_9(c, latent)
+    if c.indexer is not None and "indexer" not in family.parts:
+        raise ValueError(f"ModelConfig: indexer (DeepSeek Sparse Attention) "
+                         f"is for arch='deepseek_v32', not {c.arch!r}")
     family.check(c)  # the family's own rules (attention.families)
 
 
@@ -253,6 +256,8 @@ class ModelConfig:
     #                                 token), "always" or "never"
     # Chapter 9 (llama, deepseek_v3): a mixture of experts for the MLP.
     moe: "MoE | None" = None        # None: every layer a dense SwiGLU
+    # Chapter 12 (deepseek_v32): DeepSeek Sparse Attention's indexer.
+    indexer: "Indexer | None" = None  # picks each query's keys; None: all
 
     @property
     def d_head(self) -> int:        # size of one head

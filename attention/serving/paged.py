@@ -100,8 +100,10 @@ def pool_for(config, n_blocks, block_size, dtype=np.float64):
     rotated key k_rope (chapter 9), kv_lora_rank + qk_rope_head_dim numbers
     per token and layer, whatever the number of heads."""
     if family_of(config).parts["mixer"] == "latent":
+        # chapter 12: DeepSeek-V3.2's indexer key rides beside k_rope
+        index = 0 if config.indexer is None else config.indexer.head_dim
         widths = dict(n_kv_heads=1, d_head=config.kv_lora_rank,
-                      d_value=config.qk_rope_head_dim)
+                      d_value=config.qk_rope_head_dim + index)
     else:
         widths = dict(n_kv_heads=config.n_kv_heads, d_head=config.d_head)
     return BlockPool(n_blocks, block_size, n_layers=config.n_layers,
