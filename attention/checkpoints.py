@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.families.moe import MoE
+from attention.linear.gated_deltanet import GatedDeltaNetConfig
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
@@ -245,6 +246,73 @@ FAMILIES["gpt_oss"] = dataclasses.replace(
     # its experts ignore hidden_act: the clamped SwiGLU is written out
     accepted={}, inert=FAMILIES["llama"].inert | _MOE_INERT | {"hidden_act"},
     fixed={"attn_sinks": True})
+
+
+# Chapter 12: the hybrids. Qwen3-Next and Qwen3.5 rotate a fraction of each
+# head (partial_rotary_factor); Qwen3.5's text positions are the same in its
+# three mRoPE grids (time, height, width), which makes mRoPE plain RoPE, so
+# its mrope_* keys change nothing for text.
+def _partial_rope(rope, c):
+    """rope_parameters -> (base, scaling, the fraction of d_head rotated)."""
+    rope = dict(rope or {})
+    fraction = rope.pop("partial_rotary_factor", 1.0)
+    for key in ("mrope_section", "mrope_interleaved"):
+        rope.pop(key, None)
+    return (*_rope(rope, c), fraction)
+
+
+def _hybrid_layers(types, c):
+    """Hugging Face's layer_types -> "linear"/"full" per layer."""
+    names = {"linear_attention": "linear", "full_attention": "full"}
+    unknown = sorted(set(types) - set(names))
+    if unknown:
+        raise ValueError(f"config_from_hf: layer_types {unknown} are not "
+                         f"implemented (only {sorted(names)})")
+    return tuple(names[t] for t in types)
+
+
+def _deltanet(values, c):
+    """The linear_* fields -> the Gated DeltaNet layers' sizes."""
+    H_qk, H_v, d_k, d_v, K = values
+    return GatedDeltaNetConfig(
+        d_model=c.hidden_size, n_qk_heads=H_qk, n_v_heads=H_v, d_k=d_k,
+        d_v=d_v, conv_kernel=K, norm_eps=c.rms_norm_eps)
+
+
+def _qwen3_next_moe(values, c):
+    """Qwen3-Next's experts: softmax top-k, one shared expert of its own
+    width under a sigmoid gate (None: num_experts 0, all dense)."""
+    E, k, d_ff, norm, d_shared = values
+    if E == 0:
+        return None
+    return MoE(E, k, d_ff, renormalise=norm, n_shared=1, d_shared=d_shared,
+               shared_gate=True)
+
+
+_QWEN3_5_READ = {k: v for k, v in FAMILIES["llama"].read.items()
+                 if k != "attention_bias"} | {
+    "head_dim": "head_dim",
+    "rope_parameters": (("rope_base", "rope_scaling", "rope_fraction"),
+                        _partial_rope),
+    "layer_types": ("layer_types", _hybrid_layers),
+    ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+     "linear_value_head_dim", "linear_conv_kernel_dim"): (
+        "linear", _deltanet)}
+FAMILIES["qwen3_5_text"] = Family(
+    arch="qwen3_next", read=_QWEN3_5_READ,
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
+    inert=frozenset({"attention_dropout"}),
+    fixed={"qk_norm": "head", "attn_gate": True})
+FAMILIES["qwen3_next"] = dataclasses.replace(
+    FAMILIES["qwen3_5_text"],
+    read=_QWEN3_5_READ | {
+        ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "norm_topk_prob", "shared_expert_intermediate_size"): (
+            "moe", _qwen3_next_moe)},
+    accepted=FAMILIES["qwen3_5_text"].accepted | {
+        "decoder_sparse_step": (1,),       # every layer a mixture
+        "mlp_only_layers": lambda c: not c.mlp_only_layers},
+    inert=FAMILIES["qwen3_5_text"].inert | _MOE_INERT)
 
 
 def config_from_hf(hf_config):
