@@ -28,6 +28,7 @@ import numpy as np
 
 from attention.families.moe import MoE
 from attention.linear.gated_deltanet import GatedDeltaNetConfig
+from attention.linear.kda import KDAConfig
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
@@ -313,6 +314,47 @@ FAMILIES["qwen3_next"] = dataclasses.replace(
         "decoder_sparse_step": (1,),       # every layer a mixture
         "mlp_only_layers": lambda c: not c.mlp_only_layers},
     inert=FAMILIES["qwen3_5_text"].inert | _MOE_INERT)
+
+
+def _kda(values, c):
+    """The linear_* fields -> the KDA layers' sizes."""
+    H, d, K = values
+    return KDAConfig(d_model=c.hidden_size, n_heads=H, d_head=d,
+                     conv_kernel=K, norm_eps=c.rms_norm_eps)
+
+
+def _kimi_moe(values, c):
+    """Kimi Linear's experts: DeepSeek-V3's (sigmoid, groups, shared
+    experts, a routed scale); mlp_layer_types: dense layers first, then
+    sparse ones (None: all dense)."""
+    E, k, d_ff, norm, scale, groups, topk_group, shared, kinds = values
+    dense = kinds.count("dense")
+    if list(kinds) != ["dense"] * dense + ["sparse"] * (len(kinds) - dense):
+        raise ValueError(f"config_from_hf: mlp_layer_types {kinds!r} is not "
+                         f"implemented (only dense layers, then sparse)")
+    if dense == len(kinds):
+        return None
+    return MoE(E, k, d_ff, router="sigmoid", renormalise=norm, scale=scale,
+               n_group=groups, topk_group=topk_group, n_shared=shared,
+               first_dense=dense)
+
+
+FAMILIES["kimi_linear"] = Family(
+    arch="kimi_linear",
+    read={k: v for k, v in FAMILIES["llama"].read.items()
+          if k not in ("attention_bias", "rope_parameters")} | {
+        "q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank",
+        "qk_rope_head_dim": "qk_rope_head_dim",
+        "qk_nope_head_dim": "qk_nope_head_dim", "v_head_dim": "v_head_dim",
+        "layer_types": ("layer_types", _hybrid_layers),
+        ("linear_num_heads", "linear_head_dim", "linear_conv_kernel_dim"): (
+            "linear", _kda),
+        ("num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group",
+         "n_shared_experts", "mlp_layer_types"): ("moe", _kimi_moe)},
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
+    inert=frozenset({"output_router_logits", "attention_dropout",
+                     "pretraining_tp"}))
 
 
 def config_from_hf(hf_config):
