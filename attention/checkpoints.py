@@ -29,6 +29,7 @@ import numpy as np
 from attention.families.moe import MoE
 from attention.linear.gated_deltanet import GatedDeltaNetConfig
 from attention.linear.kda import KDAConfig
+from attention.linear.lightning import LightningConfig
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
@@ -355,6 +356,33 @@ FAMILIES["kimi_linear"] = Family(
     accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
     inert=frozenset({"output_router_logits", "attention_dropout",
                      "pretraining_tp"}))
+
+
+def _lightning(values, c):
+    """MiniMax's sizes -> its lightning layers' (all heads of one size)."""
+    H, head_dim, block = values
+    return LightningConfig(d_model=c.hidden_size, n_heads=H,
+                           d_head=head_dim or c.hidden_size // H,
+                           block_size=block)
+
+
+def _branch_scales(values, c):
+    """The six alpha/beta factors -> (full, linear, mlp) pairs."""
+    return tuple(zip(values[::2], values[1::2]))
+
+
+FAMILIES["minimax"] = dataclasses.replace(
+    FAMILIES["mixtral"], arch="minimax",
+    read={k: v for k, v in FAMILIES["mixtral"].read.items()
+          if k != "sliding_window"} | {
+        "layer_types": ("layer_types", _hybrid_layers),
+        ("num_attention_heads", "head_dim", "block_size"): (
+            "linear", _lightning),
+        ("full_attn_alpha_factor", "full_attn_beta_factor",
+         "linear_attn_alpha_factor", "linear_attn_beta_factor",
+         "mlp_alpha_factor", "mlp_beta_factor"): (
+            "branch_scales", _branch_scales)},
+    accepted={"hidden_act": ("silu",), "sliding_window": (None,)})
 
 
 def config_from_hf(hf_config):

@@ -147,6 +147,20 @@ def _check_chapter_12(c):
         raise ValueError(f"ModelConfig: attn_gate must be True or False, "
                          f"got {c.attn_gate!r}")
     family = family_of(c)
+    scales = c.branch_scales
+    if scales is not None:
+        if family.parts["wiring"] != "scaled_residual":
+            raise ValueError(f"ModelConfig: branch_scales are for a scaled "
+                             f"residual wiring (arch 'minimax'), not "
+                             f"{c.arch!r}")
+        pairs = np.asarray(scales, dtype=object)
+        if pairs.shape != (3, 2) or not all(
+                _is_real(a) and 0 < a < np.inf for a in pairs.flat):
+            raise ValueError(f"ModelConfig: branch_scales must be three "
+                             f"(alpha, beta) pairs of positive numbers, got "
+                             f"{scales!r}")
+        object.__setattr__(c, "branch_scales", tuple(
+            (float(a), float(b)) for a, b in scales))
     for i, kind in enumerate(c.layer_types or ()):
         mixer = family.layer_mixer(c, i)
         if (kind == "linear") != (mixer == "recurrent"):
@@ -285,6 +299,8 @@ class ModelConfig:
     linear: object = None           # the "linear" layers' own sizes (a
     #                                 GatedDeltaNetConfig, ...); its family
     #                                 checks it
+    branch_scales: tuple | None = None  # MiniMax: (alpha, beta) after full
+    #   attention, linear attention, the MLP: alpha norm(x) + beta branch
 
     @property
     def d_head(self) -> int:        # size of one head
