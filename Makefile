@@ -10,6 +10,7 @@
 #                  chapter 7's training step and tokenizer -> benchmarks/train-step.{json,md}
 #                  chapter 10's crossover -> benchmarks/linear-crossover.json (not QUICK)
 #                  chapter 11's decoding against HF generate -> benchmarks/serving.{json,md}
+#                  chapter 12's chunked KDA against its recurrence -> benchmarks/kda-chunked.json
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
 
@@ -63,6 +64,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/train_step.py $(if $(QUICK),--quick)
 	$(if $(QUICK),,$(PY) benchmarks/linear_crossover.py)
 	$(PY) benchmarks/serving.py $(if $(QUICK),--quick)
+	$(PY) benchmarks/kda_chunked.py $(if $(QUICK),--quick)
 
 train: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.gpt.run

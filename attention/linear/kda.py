@@ -74,11 +74,11 @@ def kda_recurrent(q, k, v, g, beta, S):
 def kda_chunk(q, k, v, g, beta, S):
     """One chunk of C tokens from the state S before it (shapes as for
     kda_recurrent with n = C). Returns (out, the state after it)."""
-    C = k.shape[-2]
     Gamma = np.cumsum(g, axis=-2)                      # (..., C, d_k)
-    below = np.tril(np.ones((C, C), dtype=bool))       # j <= i
     diff = Gamma[..., :, None, :] - Gamma[..., None, :, :]  # (.., C, C, d_k)
-    decay = np.exp(np.where(below[..., None], diff, -np.inf))
+    # e^{Gamma_i - Gamma_j} for j <= i; above the diagonal (j > i, where the
+    # exponent is > 0 and could overflow) min gives 1, and tril drops it
+    decay = np.exp(np.minimum(diff, 0))
     kk = np.einsum("...ic,...ijc,...jc->...ij", k, decay, k)
     A = np.tril(beta[..., :, None] * kk, -1)           # strictly below
     rhs = np.concatenate([beta[..., None] * v,
@@ -86,7 +86,7 @@ def kda_chunk(q, k, v, g, beta, S):
     X = solve_unit_lower(A, rhs)                       # (I + A)^-1 rhs
     d_v = v.shape[-1]
     u = X[..., :d_v] - X[..., d_v:] @ S                # the values written
-    qk = np.einsum("...ic,...ijc,...jc->...ij", q, decay, k)
+    qk = np.tril(np.einsum("...ic,...ijc,...jc->...ij", q, decay, k))
     out = (q * np.exp(Gamma)) @ S + qk @ u
     to_end = k * np.exp(Gamma[..., -1:, :] - Gamma)    # k_j e^{G_C - G_j}
     S = (np.exp(Gamma[..., -1, :])[..., :, None] * S
