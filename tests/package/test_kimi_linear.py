@@ -22,6 +22,7 @@ from transformers import KimiLinearConfig, KimiLinearForCausalLM
 from transformers.models.kimi_linear import modeling_kimi_linear as hf_kimi
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
+from attention.families import kimi_linear
 from attention.generation import generate, left_pad
 from attention.kv_cache import KVCache
 from attention.linear.kda import (KDAConfig, kda_layer, kda_step,
@@ -157,6 +158,20 @@ def test_whole_model_equals_hugging_face():
     # the experts' selection bias is a buffer there, not a parameter
     hf_count = sum(t.numel() for t in model.state_dict().values())
     assert count_parameters(config)["total"] == hf_count
+
+
+def test_mlas_latent_norms_use_their_own_eps():
+    # Hugging Face builds them with its RMSNorm's default eps, 1e-6; the
+    # model's rms_norm_eps (1e-5 here) would move the logits
+    model, config, params = loaded()
+    assert config.norm_eps == 1e-5
+    try:
+        with mock.patch.object(kimi_linear, "LATENT_NORM_EPS", 1e-5):
+            kimi_linear.latent_config.cache_clear()
+            moved = forward(params, config, IDS)
+    finally:
+        kimi_linear.latent_config.cache_clear()
+    assert rel(moved, hf_logits(model, IDS)) > 1e-8
 
 
 def test_cached_greedy_generation_equals_hugging_face():

@@ -8,8 +8,9 @@ logits within 1e-10 of their largest value in float64 (``float64_hf`` swaps Hugg
 Face's float32 internals and moves its logits only at float32 rounding), cached greedy
 generation token for token, prefill then decode equal to one forward. A left-padded batch
 equals Hugging Face's generation without its cache: with a lightning layer first, its
-``MiniMaxCache`` (a cache built without the layer types) gives the padded row other
-tokens than its own uncached generation, and the test shows that too. Switching off the
+``MiniMaxCache`` (built without the layer types, it reads its length from layer 0, which
+holds no keys) gives the padded row other tokens than its own uncached generation, and
+the test shows that too. Switching off the
 lightning layers' output gate, or the branch scales, changes Hugging Face's logits.
 """
 
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 import torch
 from transformers import MiniMaxConfig, MiniMaxForCausalLM
+from transformers.models.minimax.modeling_minimax import MiniMaxCache
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.generation import generate, left_pad
@@ -137,9 +139,15 @@ def test_left_padded_generation_equals_hugging_face_without_its_cache():
         cached = model.generate(torch.tensor(ids), **kw)
     ours = generate(params, config, ids, valid=valid, max_new_tokens=6)
     np.testing.assert_array_equal(ours, uncached.numpy())
-    # Hugging Face's own cache disagrees with it on the padded row
+    # Hugging Face's own cache disagrees with it on the padded row: built
+    # without the layer types, it reads its length from layer 0, a
+    # lightning layer that holds no keys
     assert (cached.numpy()[1] != uncached.numpy()[1]).any()
     assert (cached.numpy()[0] == uncached.numpy()[0]).all()
+    cache = MiniMaxCache()
+    with torch.no_grad():
+        model(torch.tensor(IDS[:, :5]), past_key_values=cache, use_cache=True)
+    assert (cache.get_seq_length(), cache.get_seq_length(1)) == (0, 5)
 
 
 def test_prefill_then_decode_equals_one_forward():
