@@ -35,7 +35,7 @@ from attention.norms import rms_norm
 # --8<-- [start:config]
 @dataclass(frozen=True)
 class LightningConfig:
-    """The sizes of MiniMax's lightning layers (Hugging Face's names after #)."""
+    """The sizes of MiniMax's lightning layers (HF's names after #)."""
     d_model: int               # hidden_size
     n_heads: int               # num_attention_heads
     d_head: int                # head_dim: d_k = d_v
