@@ -27,6 +27,7 @@ from transformers.models.qwen3_next.modeling_qwen3_next import (
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
 from attention.families.moe import MoE
+from attention.families.moe_costs import cache_bytes_per_token
 from attention.generation import generate, left_pad
 from attention.kv_cache import KVCache
 from attention.model import ModelConfig, forward
@@ -222,3 +223,26 @@ def test_bad_chapter_12_fields_are_refused_by_name(fields, message):
 def test_bad_shared_expert_fields_are_refused_by_name(fields, message):
     with pytest.raises(ValueError, match=message):
         MoE(4, 2, 8, **fields)
+
+
+def test_only_the_attention_layers_add_cache_bytes_per_token(hybrid):
+    # regression: every layer was counted as if it kept keys and values
+    _, config, _ = hybrid
+    per_layer = 2 * config.n_kv_heads * config.d_head * 2  # K and V, bf16
+    assert cache_bytes_per_token(config) == per_layer  # one "full" layer of 3
+
+
+class NoStates:
+    """A cache of the right interface that keeps no recurrent states."""
+    window, n_sinks, n_real = None, 0, 0
+
+    def update(self, *args):
+        raise AssertionError("not reached")
+
+    advance = new_positions = update
+
+
+def test_a_cache_without_states_is_refused_by_name(hybrid):
+    _, config, params = hybrid
+    with pytest.raises(TypeError, match="a NoStates keeps no recurrent states"):
+        forward(params, config, IDS, cache=NoStates())
