@@ -315,6 +315,16 @@ FAMILIES["qwen3_next"] = dataclasses.replace(
         "decoder_sparse_step": (1,),       # every layer a mixture
         "mlp_only_layers": lambda c: not c.mlp_only_layers},
     inert=FAMILIES["qwen3_5_text"].inert | _MOE_INERT)
+# Qwen3.5's mixtures: Qwen3-Next's experts in every layer, always renormalised
+# (no norm_topk_prob), no dense layers (no intermediate_size).
+FAMILIES["qwen3_5_moe_text"] = dataclasses.replace(
+    FAMILIES["qwen3_next"],
+    read={k: v for k, v in _QWEN3_5_READ.items()
+          if k != "intermediate_size"} | {
+        ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "shared_expert_intermediate_size"): (
+            "moe", lambda v, c: _qwen3_next_moe((*v[:3], True, v[3]), c))},
+    accepted=FAMILIES["qwen3_5_text"].accepted)
 
 
 def _kda(values, c):
