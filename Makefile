@@ -13,6 +13,7 @@
 #                  chapter 10's crossover -> benchmarks/linear-crossover.json (not QUICK)
 #                  chapter 11's decoding against HF generate -> benchmarks/serving.{json,md}
 #                  chapter 12's sparse decode step -> benchmarks/sparse-decode.{json,md}
+#                  chapter 12's chunked KDA against its recurrence -> benchmarks/kda-chunked.json
 #                  chapter 13's BERT encoding against HF -> benchmarks/encoders.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
@@ -75,6 +76,7 @@ bench: $(STAMP)
 	$(if $(QUICK),,$(PY) benchmarks/linear_crossover.py)
 	$(PY) benchmarks/serving.py $(if $(QUICK),--quick)
 	$(PY) benchmarks/sparse_decode.py $(if $(QUICK),--quick)
+	$(PY) benchmarks/kda_chunked.py $(if $(QUICK),--quick)
 	$(PY) benchmarks/encoders.py $(if $(QUICK),--quick)
 
 train: $(STAMP)

@@ -110,7 +110,7 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
                     mask=None, positions=None, rope_base=None,
                     rope_layout="halves", rope_scaling=None, trace=None,
                     attend_fn=None, dropout=None, qk_norm=None, norm_eps=1e-6,
-                    scale=None, softcap=None):
+                    scale=None, softcap=None, rope_dims=None, out_gate=None):
     """Project, split into heads, (rotate), attend, merge, project back.
 
     x: (batch, n, d_model). p holds attn.W_q, attn.W_k, attn.W_v, attn.W_o
@@ -124,7 +124,10 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
     (Qwen3: attn.q_norm.weight, attn.k_norm.weight of shape (d_head,)),
     "projection" the whole projections (OLMo 2: (n_heads * d_head,) and
     (n_kv_heads * d_head,)), before RoPE, with norm_eps; scale, softcap: as
-    for ``attend`` (Gemma 2).
+    for ``attend`` (Gemma 2). Chapter 12: rope_dims rotates only each
+    head's first rope_dims features (None: all); out_gate (batch, n,
+    n_heads * d_head) multiplies the heads' outputs before W_o (Qwen3-Next's
+    output gate).
     """
     n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
     q = _linear(x, p["attn.W_q"], p.get("attn.b_q"))
@@ -144,7 +147,12 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
         if positions.ndim == 2:  # (batch, n): one row of positions per sequence
             positions = positions[:, None, :]  # (batch, 1, n): for every head
         rotate = dict(base=rope_base, layout=rope_layout, scaling=rope_scaling)
-        q, k = rope(q, positions, **rotate), rope(k, positions, **rotate)
+        if rope_dims is None:
+            q, k = rope(q, positions, **rotate), rope(k, positions, **rotate)
+        else:  # partial RoPE (chapter 12): the rest passes unrotated
+            q, k = (np.concatenate([rope(a[..., :rope_dims], positions,
+                                         **rotate), a[..., rope_dims:]],
+                                   axis=-1) for a in (q, k))
     sinks = p.get("attn.sinks")  # (n_heads,) or None
     score = {name: value for name, value in (("scale", scale),
                                              ("softcap", softcap))
@@ -156,6 +164,8 @@ def attention_layer(x, p, *, n_heads, n_kv_heads=None, causal=True,
         out, weights = attend_fn(q, k, v, sinks, **score)
     heads = merge_heads(out)        # (batch, n, n_heads * d_head)
     record(trace, q=q, k=k, v=v, weights=weights, heads=heads)
+    if out_gate is not None:        # chapter 12: gated attention
+        heads = heads * out_gate
     return _linear(heads, p["attn.W_o"], p.get("attn.b_o"))
 
 def attention_shapes(config, *, bias=False):
@@ -266,14 +276,17 @@ def swiglu_mlp(h, p, config, *, trace=None):
 
 # --8<-- [start:rope_attention]
 def rope_attention(h, p, config, positions, *, trace=None, attend_fn=None,
-                   dropout=None):
+                   dropout=None, out_gate=None):
     """The attention branch of the RoPE families (Llama, Qwen3, Gemma 2),
-    every setting read from config."""
+    every setting read from config; out_gate: as for attention_layer."""
+    fraction = getattr(config, "rope_fraction", 1.0)  # chapter 12
+    rope_dims = None if fraction == 1 else int(config.d_head * fraction)
     return attention_layer(
         h, p, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
         positions=positions, rope_base=config.rope_base,
         rope_layout=config.rope_layout, rope_scaling=config.rope_scaling,
         trace=trace, attend_fn=attend_fn, dropout=dropout,
         qk_norm=config.qk_norm, norm_eps=config.norm_eps,
-        scale=config.attn_scale, softcap=config.attn_softcap)
+        scale=config.attn_scale, softcap=config.attn_softcap,
+        rope_dims=rope_dims, out_gate=out_gate)
 # --8<-- [end:rope_attention]

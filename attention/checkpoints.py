@@ -27,6 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.families.moe import MoE
+from attention.linear.gated_deltanet import GatedDeltaNetConfig
+from attention.linear.kda import KDAConfig
+from attention.linear.lightning import LightningConfig
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
@@ -288,6 +291,151 @@ FAMILIES["gpt_oss"] = dataclasses.replace(
     # its experts ignore hidden_act: the clamped SwiGLU is written out
     accepted={}, inert=FAMILIES["llama"].inert | _MOE_INERT | {"hidden_act"},
     fixed={"attn_sinks": True})
+
+
+# Chapter 12: the hybrids. Qwen3-Next and Qwen3.5 rotate a fraction of each
+# head (partial_rotary_factor); Qwen3.5's text positions are the same in its
+# three mRoPE grids (time, height, width), which makes mRoPE plain RoPE, so
+# its mrope_* keys change nothing for text.
+def _partial_rope(rope, c):
+    """rope_parameters -> (base, scaling, the fraction of d_head rotated)."""
+    rope = dict(rope or {})
+    fraction = rope.pop("partial_rotary_factor", 1.0)
+    for key in ("mrope_section", "mrope_interleaved"):
+        rope.pop(key, None)
+    return (*_rope(rope, c), fraction)
+
+
+def _hybrid_layers(types, c):
+    """Hugging Face's layer_types -> "linear"/"full" per layer."""
+    names = {"linear_attention": "linear", "full_attention": "full"}
+    unknown = sorted(set(types) - set(names))
+    if unknown:
+        raise ValueError(f"config_from_hf: layer_types {unknown} are not "
+                         f"implemented (only {sorted(names)})")
+    return tuple(names[t] for t in types)
+
+
+def _deltanet(values, c):
+    """The linear_* fields -> the Gated DeltaNet layers' sizes."""
+    H_qk, H_v, d_k, d_v, K = values
+    return GatedDeltaNetConfig(
+        d_model=c.hidden_size, n_qk_heads=H_qk, n_v_heads=H_v, d_k=d_k,
+        d_v=d_v, conv_kernel=K, norm_eps=c.rms_norm_eps)
+
+
+def _qwen3_next_moe(values, c):
+    """Qwen3-Next's experts: softmax top-k, one shared expert of its own
+    width under a sigmoid gate (None: num_experts 0, all dense)."""
+    E, k, d_ff, norm, d_shared = values
+    if E == 0:
+        return None
+    return MoE(E, k, d_ff, renormalise=norm, n_shared=1, d_shared=d_shared,
+               shared_gate=True)
+
+
+_QWEN3_5_READ = {k: v for k, v in FAMILIES["llama"].read.items()
+                 if k != "attention_bias"} | {
+    "head_dim": "head_dim",
+    "rope_parameters": (("rope_base", "rope_scaling", "rope_fraction"),
+                        _partial_rope),
+    "layer_types": ("layer_types", _hybrid_layers),
+    ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+     "linear_value_head_dim", "linear_conv_kernel_dim"): (
+        "linear", _deltanet)}
+FAMILIES["qwen3_5_text"] = Family(
+    arch="qwen3_next", read=_QWEN3_5_READ,
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
+    inert=frozenset({"attention_dropout"}),
+    fixed={"qk_norm": "head", "attn_gate": True})
+FAMILIES["qwen3_next"] = dataclasses.replace(
+    FAMILIES["qwen3_5_text"],
+    read=_QWEN3_5_READ | {
+        ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "norm_topk_prob", "shared_expert_intermediate_size"): (
+            "moe", _qwen3_next_moe)},
+    accepted=FAMILIES["qwen3_5_text"].accepted | {
+        "decoder_sparse_step": (1,),       # every layer a mixture
+        "mlp_only_layers": lambda c: not c.mlp_only_layers},
+    inert=FAMILIES["qwen3_5_text"].inert | _MOE_INERT)
+# Qwen3.5's mixtures: Qwen3-Next's experts in every layer, always renormalised
+# (no norm_topk_prob), no dense layers (no intermediate_size).
+FAMILIES["qwen3_5_moe_text"] = dataclasses.replace(
+    FAMILIES["qwen3_next"],
+    read={k: v for k, v in _QWEN3_5_READ.items()
+          if k != "intermediate_size"} | {
+        ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "shared_expert_intermediate_size"): (
+            "moe", lambda v, c: _qwen3_next_moe((*v[:3], True, v[3]), c))},
+    accepted=FAMILIES["qwen3_5_text"].accepted)
+
+
+def _kda(values, c):
+    """The linear_* fields -> the KDA layers' sizes."""
+    H, d, K = values
+    return KDAConfig(d_model=c.hidden_size, n_heads=H, d_head=d,
+                     conv_kernel=K, norm_eps=c.rms_norm_eps)
+
+
+def _kimi_moe(values, c):
+    """Kimi Linear's experts: DeepSeek-V3's (sigmoid, groups, shared
+    experts, a routed scale); mlp_layer_types: dense layers first, then
+    sparse ones (None: all dense)."""
+    E, k, d_ff, norm, scale, groups, topk_group, shared, kinds = values
+    dense = kinds.count("dense")
+    if list(kinds) != ["dense"] * dense + ["sparse"] * (len(kinds) - dense):
+        raise ValueError(f"config_from_hf: mlp_layer_types {kinds!r} is not "
+                         f"implemented (only dense layers, then sparse)")
+    if dense == len(kinds):
+        return None
+    return MoE(E, k, d_ff, router="sigmoid", renormalise=norm, scale=scale,
+               n_group=groups, topk_group=topk_group, n_shared=shared,
+               first_dense=dense)
+
+
+FAMILIES["kimi_linear"] = Family(
+    arch="kimi_linear",
+    read={k: v for k, v in FAMILIES["llama"].read.items()
+          if k not in ("attention_bias", "rope_parameters")} | {
+        "q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank",
+        "qk_rope_head_dim": "qk_rope_head_dim",
+        "qk_nope_head_dim": "qk_nope_head_dim", "v_head_dim": "v_head_dim",
+        "layer_types": ("layer_types", _hybrid_layers),
+        ("linear_num_heads", "linear_head_dim", "linear_conv_kernel_dim"): (
+            "linear", _kda),
+        ("num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group",
+         "n_shared_experts", "mlp_layer_types"): ("moe", _kimi_moe)},
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,)},
+    inert=frozenset({"output_router_logits", "attention_dropout",
+                     "pretraining_tp"}))
+
+
+def _lightning(values, c):
+    """MiniMax's sizes -> its lightning layers' (all heads of one size)."""
+    H, head_dim, block = values
+    return LightningConfig(d_model=c.hidden_size, n_heads=H,
+                           d_head=head_dim or c.hidden_size // H,
+                           block_size=block)
+
+
+def _branch_scales(values, c):
+    """The six alpha/beta factors -> (full, linear, mlp) pairs."""
+    return tuple(zip(values[::2], values[1::2]))
+
+
+FAMILIES["minimax"] = dataclasses.replace(
+    FAMILIES["mixtral"], arch="minimax",
+    read={k: v for k, v in FAMILIES["mixtral"].read.items()
+          if k != "sliding_window"} | {
+        "layer_types": ("layer_types", _hybrid_layers),
+        ("num_attention_heads", "head_dim", "block_size"): (
+            "linear", _lightning),
+        ("full_attn_alpha_factor", "full_attn_beta_factor",
+         "linear_attn_alpha_factor", "linear_attn_beta_factor",
+         "mlp_alpha_factor", "mlp_beta_factor"): (
+            "branch_scales", _branch_scales)},
+    accepted={"hidden_act": ("silu",), "sliding_window": (None,)})
 
 
 def config_from_hf(hf_config):

@@ -10,8 +10,10 @@ Hugging Face names of its weights. ``forward``, ``parameter_shapes``, ``init_par
 declaration; none of them asks which family it is running.
 
 Each family lives in one module of ``attention.families`` (GPT-2 and Llama, chapter 3;
-Gemma 2 and DeepSeek-V3, chapter 9) and calls ``register``; a new family is one more
-module. ``attention`` imports them all, so ``ModelConfig(arch=...)`` knows every one.
+Gemma 2 and DeepSeek-V3, chapter 9; the hybrids of chapter 12, whose ``layer_mixer``
+says which layers keep a recurrent state instead of keys and values) and calls
+``register``; a new family is one more module. ``attention`` imports them all, so
+``ModelConfig(arch=...)`` knows every one.
 """
 
 # --8<-- [start:family]
@@ -40,6 +42,9 @@ class Family:
     #                            final norm (``attention.checkpoints``)
     hf_layer: Callable = None  # (state dict, i, config) -> layer i's
     #                            parameters, short names (None: no loader)
+    layer_mixer: Callable = lambda config, i: "attention"  # layer i's token
+    #   mixer kind: "attention" (keys and values in the KV cache) or
+    #   "recurrent" (a state of fixed size, chapter 12's hybrids)
 
 
 def register(family):

@@ -158,6 +158,8 @@ class KVCache:
         # Per layer: (batch, n_kv_heads, kept, d_head), None before the first.
         self.keys = [None] * n_layers
         self.values = [None] * n_layers
+        # Chapter 12: a recurrent layer's state (fixed in size), None before.
+        self.states = [None] * n_layers
         self.positions = np.zeros(0, dtype=np.int64)  # (kept,) slots kept
         self.valid = None   # (batch, kept): True on real tokens, False on <pad>
         self.length = 0     # slots seen so far: the next token's slot
@@ -210,6 +212,9 @@ class KVCache:
         if self.window is not None:
             raise ValueError(f"KVCache.crop: a cache with window="
                              f"{self.window} cannot be cropped")
+        if any(state is not None for state in self.states):
+            raise ValueError("KVCache.crop: a recurrent layer's state holds "
+                             "every token at once and cannot be cropped")
         if (isinstance(n, bool) or not isinstance(n, (int, np.integer))
                 or not 0 <= n <= self.length):
             raise ValueError(f"KVCache.crop: n must be an integer in "
@@ -269,9 +274,34 @@ def cached_attention(q, k, v, cache, layer, *, valid=None, window=None,
 # --8<-- [end:cached_attention]
 
 
+# --8<-- [start:recurrent_slot]
+class RecurrentSlot:
+    """What a recurrent layer's token mixer gets where attention gets its
+    attend function (chapter 12's hybrids): its state before the new tokens
+    (None: an empty context), their padding mask ``valid`` (batch, n) or
+    None, and ``save`` for its state after them (kept in the cache's
+    ``states``, if there is a cache)."""
+
+    def __init__(self, cache, layer, valid):
+        if cache is not None and not hasattr(cache, "states"):
+            raise TypeError(f"forward: a {type(cache).__name__} keeps no "
+                            f"recurrent states; a hybrid model needs a "
+                            f"KVCache")
+        self.cache, self.layer, self.valid = cache, layer, valid
+
+    @property
+    def state(self):
+        return None if self.cache is None else self.cache.states[self.layer]
+
+    def save(self, state):
+        if self.cache is not None:
+            self.cache.states[self.layer] = state
+# --8<-- [end:recurrent_slot]
+
+
 # --8<-- [start:attend_functions]
 def attend_functions(n_layers, n, *, cache=None, valid=None, window=None,
-                     n_sinks=0, layer_windows=None):
+                     n_sinks=0, layer_windows=None, mixers=None):
     """What each block's attention calls in a forward pass over n tokens.
 
     None for every layer: plain causal attention (the blocks' default).
@@ -279,7 +309,20 @@ def attend_functions(n_layers, n, *, cache=None, valid=None, window=None,
     without one, a padding mask (valid (batch, n), False on <pad>) and a
     window become one mask. layer_windows: a window (or None) per layer,
     from the model's configuration (chapter 8), on top of ``window``.
+    mixers: each layer's mixer kind (``Family.layer_mixer``); a
+    "recurrent" layer gets a ``RecurrentSlot`` instead (chapter 12).
     """
+    fns = _attend_functions(n_layers, n, cache=cache, valid=valid,
+                            window=window, n_sinks=n_sinks,
+                            layer_windows=layer_windows)
+    return [RecurrentSlot(cache, i, valid) if kind == "recurrent" else fn
+            for i, (fn, kind) in enumerate(zip(
+                fns, mixers or ["attention"] * n_layers))]
+
+
+def _attend_functions(n_layers, n, *, cache, valid, window, n_sinks,
+                      layer_windows):
+    """attend_functions for layers that all attend."""
     layer_windows = layer_windows or [None] * n_layers
     if cache is not None:
         return [lambda q, k, v, sinks, i=i, **score: cached_attention(

@@ -27,6 +27,10 @@ attn.W_uq, attn.W_qr, attn.W_dkv, attn.dkv_norm.weight, attn.W_kr, attn.W_uk, at
 in place of attn.W_q, attn.W_k, attn.W_v (``attention.families.mla``), and for a
 mixture of experts (config.moe) mlp.router.*, mlp.experts.* and mlp.shared.* in place of
 the mlp.* of every layer from moe.first_dense on (``attention.families.moe``).
+Chapter 12 adds attn.W_gate (d_model, n_heads * d_head), the output gate
+(config.attn_gate), and for the layers that config.layer_types calls "linear" a
+recurrent mixer's linear.* in place of attn.* (``attention.families.qwen3_next``,
+``kimi_linear``, ``minimax``).
 """
 
 # --8<-- [start:imports]
@@ -43,7 +47,7 @@ from attention.kv_cache import attend_functions, positions_for
 MLA_SIZES = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
              "v_head_dim")
 MLA_ABSORB = ("decode", "always", "never")
-LAYER_TYPES = ("full", "sliding")
+LAYER_TYPES = ("full", "sliding", "linear")  # linear: a recurrent mixer
 QK_NORMS = (None, "head", "projection")
 SIZES = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff",
          "max_positions")
@@ -127,10 +131,46 @@ def _check_long_context(c):
             raise ValueError("ModelConfig: layer_types has sliding layers "
                              "but sliding_window is None")
         object.__setattr__(c, "layer_types", types)
+    _check_chapter_12(c)
     for name in ("attn_bias", "attn_sinks", "tie_embeddings"):
         if not isinstance(getattr(c, name), (bool, np.bool_)):
             raise ValueError(f"ModelConfig: {name} must be True or False, "
                              f"got {getattr(c, name)!r}")
+
+
+def _check_chapter_12(c):
+    """Chapter 12's fields: partial RoPE, the output gate, linear layers."""
+    f = c.rope_fraction
+    odd = _is_real(f) and f < 1 and int(c.d_head * f) % 2
+    if not _is_real(f) or not 0 < f <= 1 or odd:
+        raise ValueError(f"ModelConfig: rope_fraction must be in (0, 1] "
+                         f"and rotate an even number of the d_head = "
+                         f"{c.d_head} features, got {f!r}")
+    object.__setattr__(c, "rope_fraction", float(f))
+    if not isinstance(c.attn_gate, (bool, np.bool_)):
+        raise ValueError(f"ModelConfig: attn_gate must be True or False, "
+                         f"got {c.attn_gate!r}")
+    family = family_of(c)
+    scales = c.branch_scales
+    if scales is not None:
+        if family.parts["wiring"] != "scaled_residual":
+            raise ValueError(f"ModelConfig: branch_scales are for a scaled "
+                             f"residual wiring (arch 'minimax'), not "
+                             f"{c.arch!r}")
+        pairs = np.asarray(scales, dtype=object)
+        if pairs.shape != (3, 2) or not all(
+                _is_real(a) and 0 < a < np.inf for a in pairs.flat):
+            raise ValueError(f"ModelConfig: branch_scales must be three "
+                             f"(alpha, beta) pairs of positive numbers, got "
+                             f"{scales!r}")
+        object.__setattr__(c, "branch_scales", tuple(
+            (float(a), float(b)) for a, b in scales))
+    for i, kind in enumerate(c.layer_types or ()):
+        mixer = family.layer_mixer(c, i)
+        if (kind == "linear") != (mixer == "recurrent"):
+            raise ValueError(f"ModelConfig: layer {i} is {kind!r} in "
+                             f"layer_types, but the {c.arch!r} family runs "
+                             f"a {mixer!r} mixer there")
 
 
 def _check_chapter_9(c, latent):
@@ -258,6 +298,15 @@ class ModelConfig:
     moe: "MoE | None" = None        # None: every layer a dense SwiGLU
     # Chapter 12 (deepseek_v32): DeepSeek Sparse Attention's indexer.
     indexer: "Indexer | None" = None  # picks each query's keys; None: all
+    # Chapter 12: gated attention and hybrid models (Qwen3-Next, Qwen3.5).
+    rope_fraction: float = 1.0      # share of d_head that RoPE rotates
+    attn_gate: bool = False         # sigmoid(x W_gate) times each head's
+    #                                 output, before W_o (attn.W_gate)
+    linear: object = None           # the "linear" layers' own sizes (a
+    #                                 GatedDeltaNetConfig, ...); its family
+    #                                 checks it
+    branch_scales: tuple | None = None  # MiniMax: (alpha, beta) after full
+    #   attention, linear attention, the MLP: alpha norm(x) + beta branch
 
     @property
     def d_head(self) -> int:        # size of one head
@@ -265,6 +314,7 @@ class ModelConfig:
 
     @property
     def layer_windows(self) -> list:  # each layer's window, None: full
+        # (or a "linear" layer: no window, it keeps no keys)
         if self.sliding_window is None:
             return [None] * self.n_layers
         types = self.layer_types or ("sliding",) * self.n_layers
@@ -356,10 +406,12 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
     ids, positions, valid = _check_inputs(config, token_ids, positions, valid,
                                           cache, window, n_sinks)
     # ids, valid: (batch, n); positions: (n,) or (batch, n)
+    family = family_of(config)  # its parts (``attention.family``)
     attend_fns = attend_functions(config.n_layers, ids.shape[-1], cache=cache,
                                   valid=valid, window=window, n_sinks=n_sinks,
-                                  layer_windows=config.layer_windows)
-    family = family_of(config)  # its parts (``attention.family``)
+                                  layer_windows=config.layer_windows,
+                                  mixers=[family.layer_mixer(config, i)
+                                          for i in range(config.n_layers)])
     x = params["embed.tokens"][ids]                       # (batch, n, d_model)
     x = family.embed(x, params, positions, config)  # GPT-2: + positions
     drop = dropout or {}

@@ -18,8 +18,8 @@ def parameter_group(name):
         return "embeddings"
     if name.startswith("lm_head."):
         return "lm_head"
-    if ".attn." in name:
-        return "attention"
+    if ".attn." in name or ".linear." in name:  # the token mixer (ch. 12:
+        return "attention"                      # or a linear layer's)
     if ".mlp." in name:
         return "mlp"
     return "norms"

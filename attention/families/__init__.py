@@ -30,6 +30,13 @@ Chapter 9's modules:
   cache bytes per token.
 
 Qwen3's and OLMo 2's QK-norm is an option of ``attention.blocks.attention_layer``.
+
+Chapter 12's hybrids, whose ``layer_mixer`` makes the "linear" layers recurrent:
+- ``qwen3_next``: Qwen3-Next and Qwen3.5 (Gated DeltaNet beside gated attention, the
+  gated shared expert);
+- ``kimi_linear``: Kimi Linear (KDA beside MLA without positions, DeepSeek's experts);
+- ``minimax``: MiniMax-01 (lightning attention beside softmax attention, the scaled
+  residual branches).
 """
 
 # Importing the package imports every module in it, so every family registers

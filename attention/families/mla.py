@@ -188,7 +188,7 @@ def mla_shapes(c):
         "attn.W_o": (H * c.v_head_dim, d)}
 
 
-def _check(c):
+def check_mla(c):
     """MLA's sizes all set (q_lora_rank may be None), its own heads."""
     for name in MLA_SIZES + ("q_lora_rank",):
         value = getattr(c, name)
@@ -269,7 +269,7 @@ DEEPSEEK_V3 = register(Family(
     norm_shapes=lambda c: {"weight": (c.d_model,)},
     hf_outer=llama_outer,  # Llama's names
     hf_layer=deepseek_v3_weights,
-    check=_check,
+    check=check_mla,
     logits=capped_logits,
 ))
 # --8<-- [end:deepseek_v3]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.families.gpt_oss import clamped_glu
-from attention.families.routing import (sigmoid_top_k, softmax_top_k,
+from attention.families.routing import (sigmoid, sigmoid_top_k, softmax_top_k,
                                         top_k_softmax)
 from attention.feed_forward import silu, swiglu
 # --8<-- [end:imports]
@@ -68,6 +68,10 @@ class MoE:
     bias: bool = False          # router and expert biases (gpt-oss)
     swiglu_limit: float | None = None  # clamped SwiGLU (gpt-oss: 7.0)
     swiglu_alpha: float = 1.702  # the clamped SwiGLU's sigmoid slope
+    d_shared: int | None = None  # the shared experts' width; None:
+    #                              n_shared * d_ff (Qwen3-Next: its own)
+    shared_gate: bool = False    # sigmoid(x w) times the shared output
+    #                              (Qwen3-Next: mlp.shared.gate (d_model,))
 
     def __post_init__(self):
         _check_moe(self)
@@ -99,7 +103,15 @@ def _check_moe(m):
             f"n_experts = {m.n_experts} divisible into groups of at least 2, "
             f"topk_group = {m.topk_group} <= n_group, and top_k = {m.top_k} "
             f"<= topk_group * n_experts / n_group")
-    for name in ("renormalise", "bias"):
+    if m.d_shared is not None and (not _whole(m.d_shared) or m.d_shared < 1
+                                   or not m.n_shared):
+        raise ValueError(f"MoE: d_shared must be None or, with shared "
+                         f"experts (n_shared >= 1), an integer >= 1, got "
+                         f"{m.d_shared!r}")
+    if m.shared_gate and not m.n_shared:
+        raise ValueError("MoE: shared_gate gates the shared experts: it "
+                         "needs n_shared >= 1")
+    for name in ("renormalise", "bias", "shared_gate"):
         if not isinstance(getattr(m, name), (bool, np.bool_)):
             raise ValueError(f"MoE: {name} must be True or False, "
                              f"got {getattr(m, name)!r}")
@@ -131,9 +143,11 @@ def moe_shapes(moe, d_model):
         shapes |= {"mlp.experts.b_gate": (E, f), "mlp.experts.b_up": (E, f),
                    "mlp.experts.b_down": (E, d)}
     if moe.n_shared:
-        s = moe.n_shared * f
+        s = moe.d_shared or moe.n_shared * f
         shapes |= {"mlp.shared.W_gate": (d, s), "mlp.shared.W_up": (d, s),
                    "mlp.shared.W_down": (s, d)}
+    if moe.shared_gate:
+        shapes["mlp.shared.gate"] = (d,)
     return shapes
 
 
@@ -241,8 +255,11 @@ def moe_layer(x, p, moe, *, sparse=True, trace=None):
     out = (moe_sparse if sparse else moe_dense)(flat, p, moe, indices,
                                                 weights)
     if moe.n_shared:                                # DeepSeek-V3
-        out = out + swiglu(flat, p["mlp.shared.W_gate"], p["mlp.shared.W_up"],
-                           p["mlp.shared.W_down"])
+        shared = swiglu(flat, p["mlp.shared.W_gate"], p["mlp.shared.W_up"],
+                        p["mlp.shared.W_down"])     # (tokens, d_model)
+        if moe.shared_gate:                         # Qwen3-Next
+            shared = sigmoid(flat @ p["mlp.shared.gate"])[:, None] * shared
+        out = out + shared
     if trace is not None:
         lead = x.shape[:-1] + (moe.top_k,)
         trace.update({"router.indices": indices.reshape(lead),

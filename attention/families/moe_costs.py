@@ -115,8 +115,15 @@ def flops_per_token(config, n_context):
 
 def cache_bytes_per_token(config, *, bytes_per_value=2):
     """Bytes the KV cache adds per token, over every layer (windows aside):
-    chapter 4's keys and values, or MLA's latent and rotated key."""
-    if family_of(config).parts["mixer"] == "latent":  # MLA
-        return latent_cache_bytes(config, bytes_per_value=bytes_per_value)
-    return kv_cache_bytes_for(config, bytes_per_value=bytes_per_value)
+    chapter 4's keys and values, or MLA's latent and rotated key. A hybrid's
+    recurrent layers (chapter 12) keep a state of fixed size: they add
+    nothing per token."""
+    family = family_of(config)
+    if family.parts["mixer"] == "latent":  # MLA
+        every = latent_cache_bytes(config, bytes_per_value=bytes_per_value)
+    else:
+        every = kv_cache_bytes_for(config, bytes_per_value=bytes_per_value)
+    attending = sum(family.layer_mixer(config, i) == "attention"
+                    for i in range(config.n_layers))
+    return every // config.n_layers * attending  # the same bytes per layer
 # --8<-- [end:flops]

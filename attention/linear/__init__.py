@@ -9,6 +9,9 @@
 - ``delta_rule``: one step of the (gated) delta rule, its recurrence, and
   ``gated_delta_rule``, the contract checked against Hugging Face's Qwen3-Next.
 - ``chunked``: the gated delta rule in chunks, through the UT transform (WY form).
+
+Chapter 12 adds ``kda`` (Kimi Linear's delta rule with a decay per key channel,
+recurrent and chunked, and its layer) and ``lightning`` (MiniMax's lightning attention).
 """
 
 from attention.linear.delta_rule import gated_delta_rule
