@@ -133,6 +133,15 @@ FAMILIES["mistral"] = dataclasses.replace(
 FAMILIES["ministral"] = dataclasses.replace(
     FAMILIES["mistral"], read=_MISTRAL_READ | {
         "layer_types": ("layer_types", _layer_types)})
+# Chapter 12: DiffLlama is Llama with differential attention (its λ vectors
+# are weights of the state dict) and a head size of its own.
+FAMILIES["diffllama"] = dataclasses.replace(
+    FAMILIES["llama"], arch="diffllama",
+    read=FAMILIES["llama"].read | {"head_dim": "head_dim"},
+    accepted={"hidden_act": ("silu",)},
+    # lambda_std_dev sets λ's initialisation only; attention_dropout is for
+    # training (Hugging Face refuses any above 0 for this family)
+    inert=frozenset({"attention_dropout", "lambda_std_dev"}))
 # Chapter 9: Qwen3 is Llama with RMSNorm on each head's query and key, and a
 # head size of its own; its sliding window is refused (no test covers it).
 FAMILIES["qwen3"] = dataclasses.replace(

@@ -4,7 +4,8 @@ Each family module declares an ``attention.family.Family`` and registers it:
 - ``gpt2``, ``llama``: chapter 3's two families (Llama with chapter 8's windows, biases
   and sinks and chapter 9's QK-norm and mixtures of experts: Mistral, Qwen3, Mixtral,
   gpt-oss);
-- ``gemma`` (Gemma 2) and ``mla`` (DeepSeek-V3): chapter 9's.
+- ``gemma`` (Gemma 2) and ``mla`` (DeepSeek-V3): chapter 9's;
+- ``diffllama`` (differential attention, ``attention.sparse.differential``): chapter 12's.
 
 Chapter 9's modules:
 
