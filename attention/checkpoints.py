@@ -142,6 +142,11 @@ FAMILIES["diffllama"] = dataclasses.replace(
     # lambda_std_dev sets λ's initialisation only; attention_dropout is for
     # training (Hugging Face refuses any above 0 for this family)
     inert=frozenset({"attention_dropout", "lambda_std_dev"}))
+# OLMo 2: Llama's fields, its norms after each branch and over the whole
+# query and key projections (its own family).
+FAMILIES["olmo2"] = dataclasses.replace(
+    FAMILIES["llama"], arch="olmo2", accepted={"hidden_act": ("silu",)},
+    inert=frozenset({"attention_dropout"}), fixed={"qk_norm": "projection"})
 # Chapter 9: Qwen3 is Llama with RMSNorm on each head's query and key, and a
 # head size of its own; its sliding window is refused (no test covers it).
 FAMILIES["qwen3"] = dataclasses.replace(

@@ -5,7 +5,8 @@ Each family module declares an ``attention.family.Family`` and registers it:
   and sinks and chapter 9's QK-norm and mixtures of experts: Mistral, Qwen3, Mixtral,
   gpt-oss);
 - ``gemma`` (Gemma 2) and ``mla`` (DeepSeek-V3): chapter 9's;
-- ``diffllama`` (differential attention, ``attention.sparse.differential``): chapter 12's.
+- ``diffllama`` (differential attention, ``attention.sparse.differential``) and ``olmo2``
+  (OLMo 2: norms after each branch, QK-norm over the projections): chapter 12's.
 
 Chapter 9's modules:
 
