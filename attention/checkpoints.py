@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention.families.moe import MoE
+from attention.families.moe import MoE, qwen3_moe_dense_layers
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
@@ -237,15 +237,16 @@ FAMILIES["mixtral"] = dataclasses.replace(
                            "intermediate_size"): (
                               "moe", lambda v, c: MoE(*v))},
     inert=FAMILIES["llama"].inert | _MOE_INERT)
+# Qwen3-MoE mixes dense and expert layers: its layout is one more field of
+# the MoE it reads (chapter 12).
 FAMILIES["qwen3_moe"] = dataclasses.replace(
     FAMILIES["qwen3"],
     read=FAMILIES["qwen3"].read | {
         ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
-         "norm_topk_prob"): ("moe", lambda v, c: MoE(*v[:3],
-                                                     renormalise=v[3]))},
-    accepted=FAMILIES["qwen3"].accepted | {
-        "decoder_sparse_step": (1,),       # every layer a mixture
-        "mlp_only_layers": lambda c: not c.mlp_only_layers},
+         "norm_topk_prob", "decoder_sparse_step", "mlp_only_layers"): (
+            "moe", lambda v, c: MoE(*v[:3], renormalise=v[3],
+                                    dense_layers=qwen3_moe_dense_layers(
+                                        c.num_hidden_layers, *v[4:])))},
     inert=FAMILIES["qwen3"].inert | _MOE_INERT)
 FAMILIES["gpt_oss"] = dataclasses.replace(
     FAMILIES["llama"],
