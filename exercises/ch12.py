@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from attention.practice.ch12 import check_differential_pair, check_mixture_layers
+from attention.practice.ch12 import (check_differential_pair,
+                                     check_mixture_layers)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex5-starter]
