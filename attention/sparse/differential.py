@@ -40,7 +40,7 @@ from attention.scaled_dot_product import attention
 # --8<-- [start:simple]
 def differential_attention(q1, k1, q2, k2, v, lam, *, causal=True,
                            scale=None):
-    """One head pair, written out: (softmax(q1 k1ᵀ s) - λ softmax(q2 k2ᵀ s)) v.
+    """One head pair: (softmax(q1 k1ᵀ s) - λ softmax(q2 k2ᵀ s)) v.
 
     q1, q2: (..., n_q, d); k1, k2: (..., n_k, d); v: (..., n_k, d_v), the
     pair's value (2d wide in the paper); lam: λ, a number. scale: s, None
