@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention.families.moe import MoE
+from attention.families.moe import MoE, qwen3_moe_dense_layers
 from attention.linear.gated_deltanet import GatedDeltaNetConfig
 from attention.linear.kda import KDAConfig
 from attention.linear.lightning import LightningConfig
@@ -137,6 +137,20 @@ FAMILIES["mistral"] = dataclasses.replace(
 FAMILIES["ministral"] = dataclasses.replace(
     FAMILIES["mistral"], read=_MISTRAL_READ | {
         "layer_types": ("layer_types", _layer_types)})
+# Chapter 12: DiffLlama is Llama with differential attention (its λ vectors
+# are weights of the state dict) and a head size of its own.
+FAMILIES["diffllama"] = dataclasses.replace(
+    FAMILIES["llama"], arch="diffllama",
+    read=FAMILIES["llama"].read | {"head_dim": "head_dim"},
+    accepted={"hidden_act": ("silu",)},
+    # lambda_std_dev sets λ's initialisation only; attention_dropout is for
+    # training (Hugging Face refuses any above 0 for this family)
+    inert=frozenset({"attention_dropout", "lambda_std_dev"}))
+# OLMo 2: Llama's fields, its norms after each branch and over the whole
+# query and key projections (its own family).
+FAMILIES["olmo2"] = dataclasses.replace(
+    FAMILIES["llama"], arch="olmo2", accepted={"hidden_act": ("silu",)},
+    inert=frozenset({"attention_dropout"}), fixed={"qk_norm": "projection"})
 # Chapter 9: Qwen3 is Llama with RMSNorm on each head's query and key, and a
 # head size of its own; its sliding window is refused (no test covers it).
 FAMILIES["qwen3"] = dataclasses.replace(
@@ -269,15 +283,16 @@ FAMILIES["mixtral"] = dataclasses.replace(
                            "intermediate_size"): (
                               "moe", lambda v, c: MoE(*v))},
     inert=FAMILIES["llama"].inert | _MOE_INERT)
+# Qwen3-MoE mixes dense and expert layers: its layout is one more field of
+# the MoE it reads (chapter 12).
 FAMILIES["qwen3_moe"] = dataclasses.replace(
     FAMILIES["qwen3"],
     read=FAMILIES["qwen3"].read | {
         ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
-         "norm_topk_prob"): ("moe", lambda v, c: MoE(*v[:3],
-                                                     renormalise=v[3]))},
-    accepted=FAMILIES["qwen3"].accepted | {
-        "decoder_sparse_step": (1,),       # every layer a mixture
-        "mlp_only_layers": lambda c: not c.mlp_only_layers},
+         "norm_topk_prob", "decoder_sparse_step", "mlp_only_layers"): (
+            "moe", lambda v, c: MoE(*v[:3], renormalise=v[3],
+                                    dense_layers=qwen3_moe_dense_layers(
+                                        c.num_hidden_layers, *v[4:])))},
     inert=FAMILIES["qwen3"].inert | _MOE_INERT)
 FAMILIES["gpt_oss"] = dataclasses.replace(
     FAMILIES["llama"],

@@ -26,7 +26,8 @@ post_norm2.weight (gemma2), and for deepseek_v3 MLA's attn.W_dq, attn.dq_norm.we
 attn.W_uq, attn.W_qr, attn.W_dkv, attn.dkv_norm.weight, attn.W_kr, attn.W_uk, attn.W_uv
 in place of attn.W_q, attn.W_k, attn.W_v (``attention.families.mla``), and for a
 mixture of experts (config.moe) mlp.router.*, mlp.experts.* and mlp.shared.* in place of
-the mlp.* of every layer from moe.first_dense on (``attention.families.moe``).
+the mlp.* of every layer from moe.first_dense on but moe.dense_layers
+(``attention.families.moe``).
 Chapter 12 adds attn.W_gate (d_model, n_heads * d_head), the output gate
 (config.attn_gate), and for the layers that config.layer_types calls "linear" a
 recurrent mixer's linear.* in place of attn.* (``attention.families.qwen3_next``,

@@ -5,7 +5,9 @@ Each family module declares an ``attention.family.Family`` and registers it:
   and sinks and chapter 9's QK-norm and mixtures of experts: Mistral, Qwen3, Mixtral,
   gpt-oss);
 - ``gemma`` (Gemma 2) and ``mla`` (DeepSeek-V3): chapter 9's;
-- ``deepseek_v32`` (DeepSeek-V3.2, DeepSeek-V3 with the lightning indexer): chapter 12's.
+- chapter 12's: ``deepseek_v32`` (DeepSeek-V3.2, DeepSeek-V3 with the lightning indexer),
+  ``diffllama`` (differential attention, ``attention.sparse.differential``), ``olmo2``
+  (OLMo 2: norms after each branch, QK-norm over the projections), and the hybrids below.
 
 Chapter 9's modules:
 

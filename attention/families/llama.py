@@ -8,7 +8,7 @@ from functools import partial
 
 from attention.blocks import attention_shapes, llama_block
 from attention.families.moe import (check_model_moe, experts_weights,
-                                    feed_forward, ffn_shapes)
+                                    feed_forward, ffn_shapes, has_mixture)
 from attention.families.softcap import capped_logits
 from attention.family import Family, register
 from attention.norms import rms_norm
@@ -16,7 +16,7 @@ from attention.norms import rms_norm
 
 def _block(c, i):
     """Layer i: Llama's parts, the mixture feed-forward where moe has one."""
-    if c.moe is not None and i >= c.moe.first_dense:
+    if has_mixture(c, i):
         return partial(llama_block, ffn=feed_forward)
     return llama_block
 

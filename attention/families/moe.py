@@ -65,6 +65,8 @@ class MoE:
     n_shared: int = 0           # shared experts, every token (DeepSeek-V3: 1)
     first_dense: int = 0        # leading layers with a dense MLP of d_ff
     #                             ModelConfig.d_ff (DeepSeek-V3: 3)
+    dense_layers: tuple = ()    # more layers with that dense MLP, by
+    #                             index (Qwen3-MoE's layouts, chapter 12)
     bias: bool = False          # router and expert biases (gpt-oss)
     swiglu_limit: float | None = None  # clamped SwiGLU (gpt-oss: 7.0)
     swiglu_alpha: float = 1.702  # the clamped SwiGLU's sigmoid slope
@@ -111,6 +113,13 @@ def _check_moe(m):
     if m.shared_gate and not m.n_shared:
         raise ValueError("MoE: shared_gate gates the shared experts: it "
                          "needs n_shared >= 1")
+    layers = m.dense_layers
+    if not isinstance(layers, (tuple, list)) or not all(
+            _whole(i) and i >= 0 for i in layers):
+        raise ValueError(f"MoE: dense_layers must be a tuple of layer "
+                         f"indices >= 0, got {layers!r}")
+    object.__setattr__(m, "dense_layers", tuple(sorted({int(i)
+                                                         for i in layers})))
     for name in ("renormalise", "bias", "shared_gate"):
         if not isinstance(getattr(m, name), (bool, np.bool_)):
             raise ValueError(f"MoE: {name} must be True or False, "
@@ -290,12 +299,36 @@ def check_model_moe(c):
         raise ValueError(f"ModelConfig: moe.first_dense = "
                          f"{c.moe.first_dense} is more than n_layers = "
                          f"{c.n_layers}")
+    outside = [i for i in c.moe.dense_layers if i >= c.n_layers]
+    if outside:
+        raise ValueError(f"ModelConfig: moe.dense_layers {outside} are not "
+                         f"layers of a model with n_layers = {c.n_layers}")
+
+
+# --8<-- [start:layout]
+def has_mixture(c, i):
+    """Whether layer i of ModelConfig c runs the mixture of experts: from
+    moe.first_dense on, except moe.dense_layers (else a SwiGLU of d_ff)."""
+    return (c.moe is not None and i >= c.moe.first_dense
+            and i not in c.moe.dense_layers)
+
+
+def qwen3_moe_dense_layers(n_layers, decoder_sparse_step, mlp_only_layers):
+    """Qwen3-MoE's dense layers: those in mlp_only_layers, and those whose
+    number (i + 1) is not a multiple of decoder_sparse_step."""
+    step = decoder_sparse_step
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f"qwen3_moe_dense_layers: decoder_sparse_step must "
+                         f"be a positive integer, got {step!r}")
+    return tuple(i for i in range(n_layers)
+                 if i in mlp_only_layers or (i + 1) % step)
+# --8<-- [end:layout]
 
 
 def ffn_shapes(c, i):
-    """Layer i's feed-forward parameters: the mixture's from
-    moe.first_dense on, else a SwiGLU of width d_ff (short names)."""
-    if c.moe is not None and i >= c.moe.first_dense:
+    """Layer i's feed-forward parameters: the mixture's where the layer
+    has one (``has_mixture``), else a SwiGLU of width d_ff (short names)."""
+    if has_mixture(c, i):
         return moe_shapes(c.moe, c.d_model)
     return {"mlp.W_gate": (c.d_model, c.d_ff), "mlp.W_up": (c.d_model, c.d_ff),
             "mlp.W_down": (c.d_ff, c.d_model)}

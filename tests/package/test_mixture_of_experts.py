@@ -30,7 +30,8 @@ from attention.families.load_balance import (expert_capacity,
                                              load_balancing_loss,
                                              load_balancing_loss_backward,
                                              router_z_loss)
-from attention.families.moe import MoE, moe_dense, moe_layer, moe_sparse, route
+from attention.families.moe import (MoE, has_mixture, moe_dense, moe_layer,
+                                    moe_sparse, qwen3_moe_dense_layers, route)
 from attention.families.costs import mla_attention_flops
 from attention.families.moe_costs import (CARD_COUNTS, MOE_CONFIGS,
                                           flops_per_token, parameter_counts)
@@ -60,12 +61,18 @@ def mixtral(**kw):
                          num_experts_per_tok=2, rope_parameters=PLAIN, **kw)
 
 
-def qwen3_moe():
-    return Qwen3MoeConfig(**COMMON, hidden_size=30, intermediate_size=44,
-                          moe_intermediate_size=11, num_attention_heads=5,
-                          num_key_value_heads=1, head_dim=8,
-                          num_hidden_layers=2, num_experts=7,
-                          num_experts_per_tok=3, rope_parameters=PLAIN)
+def qwen3_moe(**kw):
+    return Qwen3MoeConfig(**(COMMON | dict(
+        hidden_size=30, intermediate_size=44, moe_intermediate_size=11,
+        num_attention_heads=5, num_key_value_heads=1, head_dim=8,
+        num_hidden_layers=2, num_experts=7, num_experts_per_tok=3,
+        rope_parameters=PLAIN) | kw))
+
+
+# Chapter 12: dense and expert layers mixed. Layers 2 and 4 are sparse by the
+# step (i + 1 a multiple of 2), and layer index 3 is dense by mlp_only_layers:
+# the mixture only in layer 1; without either field, more layers would have one.
+MIXED = dict(num_hidden_layers=4, decoder_sparse_step=2, mlp_only_layers=[3])
 
 
 def deepseek_v3():
@@ -96,6 +103,8 @@ MODELS = {"mixtral": (MixtralForCausalLM, mixtral),
           "mixtral head_dim": (MixtralForCausalLM,
                                lambda: mixtral(head_dim=8)),
           "qwen3_moe": (Qwen3MoeForCausalLM, qwen3_moe),
+          "qwen3_moe mixed": (Qwen3MoeForCausalLM,
+                              lambda: qwen3_moe(**MIXED)),
           "deepseek_v3": (DeepseekV3ForCausalLM, deepseek_v3),
           "gpt_oss": (GptOssForCausalLM, gpt_oss)}
 
@@ -138,6 +147,8 @@ def test_the_converter_reads_each_mixture(reference):
     if c.model_type == "gpt_oss":
         assert (m.swiglu_limit, config.attn_sinks) == (0.8, True)
         assert config.layer_windows == [3, None]
+    mixtures = [i for i in range(config.n_layers) if has_mixture(config, i)]
+    assert mixtures == {4: [1], 3: [1, 2]}.get(config.n_layers, [0, 1])
 
 
 def test_logits_equal_hugging_face(reference):
@@ -159,9 +170,9 @@ def test_every_token_chooses_hugging_faces_experts(reference):
             hook.remove()
     trace = {}
     forward(params, config, ids, trace=trace)
-    first = config.moe.first_dense
-    assert len(seen) == config.n_layers - first
-    for layer, (_, weights, indices) in enumerate(seen, start=first):
+    mixtures = [i for i in range(config.n_layers) if has_mixture(config, i)]
+    assert len(seen) == len(mixtures)
+    for layer, (_, weights, indices) in zip(mixtures, seen):
         k = config.moe.top_k
         mine_i = trace[f"blocks.{layer}.router.indices"].reshape(-1, k)
         mine_w = trace[f"blocks.{layer}.router.weights"].reshape(mine_i.shape)
@@ -186,7 +197,8 @@ def test_greedy_generation_equals_hugging_face(reference, use_cache):
 
 def test_the_sparse_sum_equals_the_dense_reference(reference):
     _, params, config = reference
-    p = block_params(params, config.n_layers - 1)
+    last = max(i for i in range(config.n_layers) if has_mixture(config, i))
+    p = block_params(params, last)
     x = np.random.default_rng(3).normal(size=(19, config.d_model))
     indices, weights = route(x, p, config.moe)
     dense = moe_dense(x, p, config.moe, indices, weights)
@@ -313,6 +325,12 @@ MOE = MoE(5, 2, 7)
     (lambda: ModelConfig(arch="llama", vocab_size=11, d_model=8, n_layers=2,
                          n_heads=2, moe=dataclasses.replace(
                              MOE, first_dense=3)), "first_dense = 3"),
+    (lambda: MoE(5, 2, 7, dense_layers=(1, -1)), "dense_layers must be a"),
+    (lambda: MoE(5, 2, 7, dense_layers=2), "dense_layers must be a"),
+    (lambda: ModelConfig(arch="llama", vocab_size=11, d_model=8, n_layers=2,
+                         n_heads=2, moe=dataclasses.replace(
+                             MOE, dense_layers=(1, 2))),
+     r"dense_layers \[2\] are not layers of a model with n_layers = 2"),
 ])
 def test_bad_mixture_settings_are_named(make, match):
     with pytest.raises(ValueError, match=match):
@@ -363,10 +381,25 @@ def test_a_flat_expert_stack_is_refused_by_the_converter(reference):
         from_hf_state_dict(state, config)
 
 
-@pytest.mark.parametrize("field, value", [("mlp_only_layers", [1]),
-                                          ("decoder_sparse_step", 2)])
-def test_unimplemented_mixture_settings_are_refused(field, value):
+def test_a_sparse_step_that_hugging_face_cannot_use_is_refused():
     config = qwen3_moe()
-    setattr(config, field, value)
-    with pytest.raises(ValueError, match=field):
+    config.decoder_sparse_step = 0  # Hugging Face would divide by zero
+    with pytest.raises(ValueError, match="decoder_sparse_step must be a "
+                                         "positive integer, got 0"):
         config_from_hf(config)
+
+
+@pytest.mark.parametrize("step, only, dense", [
+    (1, [], ()), (2, [], (0, 2, 4)), (1, [0, 4, 9], (0, 4)),
+    (3, [], (0, 1, 3, 4)), (2, [1], (0, 1, 2, 4)),
+    (7, [], (0, 1, 2, 3, 4))])
+def test_qwen3_moe_layouts_follow_hugging_faces_rule(step, only, dense):
+    assert qwen3_moe_dense_layers(5, step, only) == dense
+    config = qwen3_moe(num_hidden_layers=5, decoder_sparse_step=step,
+                       mlp_only_layers=only)
+    config._experts_implementation = "eager"
+    with torch.device("meta"):
+        model = Qwen3MoeForCausalLM(config)
+    theirs = tuple(i for i, layer in enumerate(model.model.layers)
+                   if not hasattr(layer.mlp, "gate"))
+    assert theirs == dense == config_from_hf(config).moe.dense_layers

@@ -11,7 +11,8 @@ import re
 from tests.support import ROOT
 
 PACKAGE = ROOT / "attention"
-PART_TWO = ("gpt", "long_context", "families", "linear", "serving")
+PART_TWO = ("gpt", "long_context", "families", "linear", "serving",
+            "sparse")
 
 
 def unit(module):
