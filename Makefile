@@ -12,6 +12,8 @@
 #                  chapter 11's decoding against HF generate -> benchmarks/serving.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
+#   make induction chapter 14's run: the attention-only model on three seeds, its weights and
+#                  log -> attention/circuits/shipped/ (deterministic, one BLAS thread)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -25,7 +27,7 @@ export PYTHONPATH := $(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: test serve outputs site clean bench train
+.PHONY: test serve outputs site clean bench train induction
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -66,6 +68,9 @@ bench: $(STAMP)
 
 train: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.gpt.run
+
+induction: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.circuits.run
 
 clean:
 	rm -rf site .pytest_cache

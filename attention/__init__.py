@@ -59,6 +59,9 @@ Chapter 11, serving (see attention.serving)
     serving           speculative decoding (exact, proved by enumeration), a paged KV
                       cache with prefix sharing, continuous batching, split-KV decoding
     speculative       speculative_generate, the chapter's entry point
+Chapter 14, what attention learns (see attention.circuits)
+    circuits          a two-layer attention-only model trained on repeated segments,
+                      the phase change, head scores, ablation and composition
 Live figures, across chapters 1 to 7 (see attention.interactive)
     interactive       controls and figures the reader moves in the browser: softmax
                       under a temperature, masks and d_k, heads, the sampling filters,
