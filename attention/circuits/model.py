@@ -16,7 +16,7 @@ attention's backward, a linear layer's, the embedding's); ``ablate`` zeroes
 chosen heads' outputs in both passes.
 """
 
-# --8<-- [start:model]
+# --8<-- [start:imports]
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,14 +27,47 @@ from attention.backward.scaled_dot_product import attention_backward
 from attention.loss import cross_entropy, cross_entropy_backward
 from attention.multi_head import merge_heads, split_heads
 from attention.scaled_dot_product import attention
+# --8<-- [end:imports]
 
 
+# --8<-- [start:checks]
+def _kept(config, ablate, layer, dtype):
+    """(heads, 1, 1): 0 for the ablated heads of this layer, 1 for the rest."""
+    keep = np.ones((config.n_heads, 1, 1), dtype=dtype)
+    for pair in ablate:
+        if (not isinstance(pair, tuple) or len(pair) != 2
+                or not 0 <= pair[0] < config.n_layers
+                or not 0 <= pair[1] < config.n_heads):
+            raise ValueError(f"ablate: each entry must be a (layer, head) "
+                             f"pair within {config.n_layers} layers of "
+                             f"{config.n_heads} heads, got {pair!r}")
+        if pair[0] == layer:
+            keep[pair[1]] = 0
+    return keep
+
+
+def _check_ids(config, ids):
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or ids.dtype.kind not in "iu":
+        raise ValueError(f"ids must be a (batch, n) integer array, got "
+                         f"{ids.dtype} {ids.shape}")
+    if ids.shape[1] > config.max_positions:
+        raise ValueError(f"ids: {ids.shape[1]} positions, the model has "
+                         f"{config.max_positions}")
+    if ids.size and (ids.min() < 0 or ids.max() >= config.vocab_size):
+        raise ValueError(f"ids must lie in 0..{config.vocab_size - 1}, got "
+                         f"{ids.min()}..{ids.max()}")
+    return ids
+# --8<-- [end:checks]
+
+
+# --8<-- [start:model]
 @dataclass(frozen=True)
 class CircuitConfig:
     vocab_size: int = 64    # distinct token ids
     d_model: int = 64       # width of the residual stream
     n_layers: int = 2       # attention layers
-    n_heads: int = 4        # heads per layer
+    n_heads: int = 2        # heads per layer
     max_positions: int = 64  # longest sequence (learned positions)
 
     @property
@@ -118,31 +151,3 @@ def loss_and_grads(params, config, ids, *, ablate=()):
                           ablate=ablate)
 # --8<-- [end:model]
 
-
-def _kept(config, ablate, layer, dtype):
-    """(heads, 1, 1): 0 for the ablated heads of this layer, 1 for the rest."""
-    keep = np.ones((config.n_heads, 1, 1), dtype=dtype)
-    for pair in ablate:
-        if (not isinstance(pair, tuple) or len(pair) != 2
-                or not 0 <= pair[0] < config.n_layers
-                or not 0 <= pair[1] < config.n_heads):
-            raise ValueError(f"ablate: each entry must be a (layer, head) "
-                             f"pair within {config.n_layers} layers of "
-                             f"{config.n_heads} heads, got {pair!r}")
-        if pair[0] == layer:
-            keep[pair[1]] = 0
-    return keep
-
-
-def _check_ids(config, ids):
-    ids = np.asarray(ids)
-    if ids.ndim != 2 or ids.dtype.kind not in "iu":
-        raise ValueError(f"ids must be a (batch, n) integer array, got "
-                         f"{ids.dtype} {ids.shape}")
-    if ids.shape[1] > config.max_positions:
-        raise ValueError(f"ids: {ids.shape[1]} positions, the model has "
-                         f"{config.max_positions}")
-    if ids.size and (ids.min() < 0 or ids.max() >= config.vocab_size):
-        raise ValueError(f"ids must lie in 0..{config.vocab_size - 1}, got "
-                         f"{ids.min()}..{ids.max()}")
-    return ids

@@ -53,7 +53,7 @@ def main(model=MODEL, tc=TRAIN, seeds=SEEDS, out=SHIPPED, quiet=False):
             start = time.perf_counter()
 
             def report(step, first, repeat):
-                if not quiet and step % 200 == 0:
+                if not quiet and step % 250 == 0:
                     print(f"seed {seed}  step {step:4d}  first half {first:.3f}"
                           f"  repeat {repeat:.3f}", flush=True)
             params, run = train(model, InductionTrain(

@@ -50,7 +50,8 @@ def uniform_baseline(rows):
 
 
 def head_slices(params, config, layer, head):
-    """(W_Q, W_K, W_V, W_O) of one head: (d_model, d_head) x 3, (d_head, d_model)."""
+    """(W_Q, W_K, W_V, W_O) of one head: (d_model, d_head) three times,
+    then (d_head, d_model)."""
     cols = slice(head * config.d_head, (head + 1) * config.d_head)
     return (params[f"{layer}.W_Q"][:, cols], params[f"{layer}.W_K"][:, cols],
             params[f"{layer}.W_V"][:, cols], params[f"{layer}.W_O"][cols])

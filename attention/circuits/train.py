@@ -1,7 +1,9 @@
 """Training the attention-only model on repeated segments, and finding its phase change.
 
 Each step draws a fresh batch (so the model cannot memorise segments: only a mechanism that
-works for every segment helps), computes the loss and its gradients with the hand-written
+works for every segment helps) with a segment length of its own, from ``min_half`` to
+``half`` (so the repeat is not always the same distance back: a head that looks a fixed
+number of positions back cannot solve the task; one that finds the earlier token can), computes the loss and its gradients with the hand-written
 backward, and takes an AdamW step (chapter 6's ``adam_step`` with decoupled weight decay).
 Every ``eval_every`` steps it scores one fixed batch, separately on the two halves. Olsson
 et al. (2022) saw induction heads form in a short window early in training, with a sudden
@@ -22,9 +24,10 @@ from attention.optim import adam_init, adam_step
 
 @dataclass(frozen=True)
 class InductionTrain:
-    steps: int = 2000        # optimiser steps
+    steps: int = 3000        # optimiser steps
     batch: int = 32          # sequences per step, drawn fresh each step
-    half: int = 24           # segment length: sequences are 2 * half long
+    half: int = 24           # longest segment: sequences up to 2 * half long
+    min_half: int = 8        # shortest segment; each step draws its length
     lr: float = 3e-3         # AdamW's learning rate (constant)
     weight_decay: float = 0.01  # decoupled, every parameter
     eval_every: int = 25     # steps between two scorings of the fixed batch
@@ -41,7 +44,11 @@ def half_losses(params, config, ids, half, *, ablate=()):
 
 
 def train(config, tc, *, report=None):
-    """(params, log): log["step"], log["first"], log["repeat"] per scoring."""
+    """(params, log): log["step"], log["first"], log["repeat"] per scoring
+    (of the fixed batch, segments of the longest length)."""
+    if not 2 <= tc.min_half <= tc.half:
+        raise ValueError(f"train: min_half must lie in 2..half={tc.half}, got "
+                         f"{tc.min_half}")
     rng = np.random.default_rng(tc.seed)
     params = init_params(config, rng)
     state = adam_init(params)
@@ -58,7 +65,8 @@ def train(config, tc, *, report=None):
                 report(step, first, repeat)
         if step == tc.steps:
             break
-        ids = repeated_segments(rng, tc.batch, tc.half, config.vocab_size)
+        half = int(rng.integers(tc.min_half, tc.half + 1))  # this step's
+        ids = repeated_segments(rng, tc.batch, half, config.vocab_size)
         _, grads = loss_and_grads(params, config, ids)
         adam_step(params, grads, state, lr=tc.lr,
                   weight_decay=tc.weight_decay)

@@ -45,6 +45,9 @@ def check_prefix_matching(your_function):
         return weights[..., rows, rows + offset].mean(axis=-1).mean(axis=-2)
 
     hints = [
+        (lambda w, half: rows_from(w, half, 0),
+         "that is the weight each query puts on itself (the diagonal); look back to "
+         "the token after the earlier occurrence, key i - half + 1"),
         (lambda w, half: rows_from(w, half, -half),
          "that is the weight on the earlier occurrence of the token itself (key "
          "i - half); an induction head looks one further, at the token after it"),

@@ -17,7 +17,7 @@ from attention.circuits.model import (CircuitConfig, backward, forward, init_par
 from attention.circuits.scores import (composition_scores, copying_score,
                                        prefix_matching_score, previous_token_score,
                                        random_composition, uniform_baseline)
-from attention.circuits.train import InductionTrain, drop_step, half_losses
+from attention.circuits.train import InductionTrain, drop_step, half_losses, train
 
 TINY = CircuitConfig(vocab_size=11, d_model=12, n_layers=2, n_heads=3, max_positions=10)
 
@@ -131,7 +131,7 @@ def test_k_composition_is_one_when_the_key_reads_exactly_what_was_written():
 
 
 def test_a_short_run_of_the_pipeline_is_deterministic_and_loads_back(tmp_path):
-    tc = InductionTrain(steps=30, batch=4, half=5, eval_every=10)
+    tc = InductionTrain(steps=30, batch=4, half=5, min_half=3, eval_every=10)
     for out in ("a", "b"):
         run.main(TINY, tc, seeds=(0, 1), out=tmp_path / out, quiet=True)
     config, params, log = run.shipped(tmp_path / "a")
@@ -148,6 +148,12 @@ def test_a_short_run_of_the_pipeline_is_deterministic_and_loads_back(tmp_path):
     assert half_losses(params[1], TINY, fixed, 5)[1] == pytest.approx(
         log["seeds"]["1"]["repeat"][-1], abs=1e-5)
     assert not list(tmp_path.glob(".a-*"))  # the staging folder is gone
+
+
+@pytest.mark.parametrize("min_half", [1, 6])
+def test_train_refuses_a_shortest_segment_outside_2_to_half(min_half):
+    with pytest.raises(ValueError, match="min_half must lie in 2..half=5"):
+        train(TINY, InductionTrain(steps=1, half=5, min_half=min_half))
 
 
 def test_drop_step_is_the_first_scored_step_below_half_the_uniform_loss():
