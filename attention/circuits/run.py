@@ -4,8 +4,9 @@ Deterministic for a seed on one machine (one BLAS thread: the Makefile sets it):
 weights and the batches are drawn from the seed. It writes ``attention/circuits/shipped/``:
 ``models.npz`` (each seed's trained weights, float32, named ``seed{s}/{name}``, and the
 configuration as JSON) and ``log.json`` (each seed's losses on the fixed batch, its drop
-step, the training settings and the seconds it took), into a staging folder first and then
-renamed into place, ``log.json`` last, as chapter 7's ``make train`` does.
+step, the seconds it took and the machine's load average meanwhile; the settings), into a
+staging folder first and then renamed into place, ``log.json`` last, as chapter 7's
+``make train`` does.
 """
 
 import json
@@ -60,6 +61,7 @@ def main(model=MODEL, tc=TRAIN, seeds=SEEDS, out=SHIPPED, quiet=False):
                 **(asdict(tc) | {"seed": seed})), report=report)
             run["drop_step"] = drop_step(run, model.vocab_size)
             run["seconds"] = time.perf_counter() - start
+            run["load"] = os.getloadavg()[1]  # the machine's, last 5 minutes
             log["seeds"][str(seed)] = run
             arrays |= {f"seed{seed}/{k}": v for k, v in params.items()}
             if not quiet:
