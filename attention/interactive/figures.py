@@ -276,16 +276,18 @@ def _circuits():
 
 
 def _segment(text):
-    """The reader's tokens: whole numbers 0 to 63, separated by spaces or commas."""
-    words = text.replace(",", " ").split()
-    if not all(w.isdigit() and int(w) < 64 for w in words):
-        raise ValueError(f"segment must be whole numbers from 0 to 63 separated by "
-                         f"spaces, got {text!r}")
-    return [int(w) for w in words][:MAX_SEGMENT]
+    """The reader's segment as (labels, token ids), at most MAX_SEGMENT of each: whole
+    numbers 0 to 63 are token ids; any other words are numbered 0, 1, 2, ... in the order
+    each first appears (the model's tokens are random ids: any distinct ids will do)."""
+    words = text.replace(",", " ").split()[:MAX_SEGMENT]
+    if all(w.isdigit() and int(w) < 64 for w in words):
+        return words, [int(w) for w in words]
+    first = {}
+    return words, [first.setdefault(w, len(first)) for w in words]
 
 
 @live_figure("ch14-induction-head", "The induction head on a segment you repeat",
-             [TextBox("segment", "Tokens, 0 to 63", SEGMENT, 80),
+             [TextBox("segment", "Words, or token ids 0 to 63", SEGMENT, 80),
               Choice("head", "Head", tuple((f"{layer}.{h}", f"layer {layer}, head {h}")
                                            for layer in (0, 1) for h in range(2)),
                      INDUCTION_HEAD)])
@@ -296,7 +298,7 @@ def induction_head(segment, head):
     from attention.circuits.model import forward
 
     config, params = _circuits()
-    tokens = _segment(segment)
+    labels, tokens = _segment(segment)
     half = len(tokens)
     ids = np.array(tokens * 2)[None]  # (1, 2 * half)
     trace = {}
@@ -310,11 +312,11 @@ def induction_head(segment, head):
     last = n - 1
     j = int(np.argmax(w[last]))
     summary = (f"Layer {layer}, head {h}, {half} tokens and their repeat: the last query "
-               f"(token {tokens[-1]} at position {last}) attends most to position {j} "
+               f"('{labels[-1]}' at position {last}) attends most to position {j} "
                f"({percent(w[last, j])}); over the repeat, the weight on the token after "
                f"the earlier occurrence is {percent(after)} on average, against "
                f"{percent(uniform)} for uniform attention.")
-    names = [f"{t} @{i}" for i, t in enumerate(tokens * 2)]
+    names = [f"{t} @{i}" for i, t in enumerate(labels * 2)]
     return figure(summary, heatmap(f"layer {layer}, head {h}", names, names, w,
                                    ~causal_mask(n)),
                   facts("over the repeat", [
