@@ -31,6 +31,19 @@ from attention.scaled_dot_product import attention
 
 
 # --8<-- [start:checks]
+def _check_config(c):
+    for name in ("vocab_size", "d_model", "n_layers", "n_heads",
+                 "max_positions"):
+        value = getattr(c, name)
+        if (isinstance(value, bool) or not isinstance(value, int)
+                or value < 1):
+            raise ValueError(f"CircuitConfig: {name} must be an int >= 1, got "
+                             f"{value!r}")
+    if c.d_model % c.n_heads:
+        raise ValueError(f"CircuitConfig: d_model={c.d_model} must be a "
+                         f"multiple of n_heads={c.n_heads}")
+
+
 def _kept(config, ablate, layer, dtype):
     """(heads, 1, 1): 0 for the ablated heads of this layer, 1 for the rest."""
     keep = np.ones((config.n_heads, 1, 1), dtype=dtype)
@@ -73,6 +86,9 @@ class CircuitConfig:
     @property
     def d_head(self):       # size of one head's queries, keys and values
         return self.d_model // self.n_heads
+
+    def __post_init__(self):
+        _check_config(self)
 
 
 def init_params(config, rng, *, std=0.02, dtype=np.float32):

@@ -84,6 +84,16 @@ def test_forward_refuses_bad_ids_by_name(ids, words):
         forward(params, TINY, ids)
 
 
+@pytest.mark.parametrize("fields, words", [
+    ({"n_heads": 5}, "d_model=12 must be a multiple of n_heads=5"),
+    ({"vocab_size": 0}, "vocab_size must be an int >= 1"),
+    ({"n_layers": 2.0}, "n_layers must be an int >= 1"),
+    ({"max_positions": True}, "max_positions must be an int >= 1")])
+def test_circuit_config_refuses_bad_sizes_by_name(fields, words):
+    with pytest.raises(ValueError, match=words):
+        CircuitConfig(**(asdict(TINY) | fields))
+
+
 @pytest.mark.parametrize("ablate", [((2, 0),), ((0, 3),), (0, 1), ((0,),)])
 def test_ablate_refuses_a_head_the_model_lacks(ablate):
     params = init_params(TINY, np.random.default_rng(0))
