@@ -17,6 +17,8 @@
 #                  chapter 13's BERT encoding against HF -> benchmarks/encoders.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
+#   make induction chapter 14's run: the attention-only model on three seeds, its weights and
+#                  log -> attention/circuits/shipped/ (deterministic, one BLAS thread)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -30,7 +32,7 @@ export PYTHONPATH := $(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: test audit serve outputs site clean bench train
+.PHONY: test audit serve outputs site clean bench train induction
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -81,6 +83,9 @@ bench: $(STAMP)
 
 train: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.gpt.run
+
+induction: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(PY) -m attention.circuits.run
 
 clean:
 	rm -rf site .pytest_cache

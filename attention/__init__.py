@@ -73,10 +73,14 @@ Chapter 13, attention in both directions (see attention.encoders)
                       ModernBERT (RoPE, local and global layers, GeGLU, unpadded),
                       cross-attention and its cache, T5 (relative position buckets),
                       Whisper (convolutional stem over log-mel frames)
-Live figures, across chapters 1 to 7 (see attention.interactive)
+Chapter 14, what attention learns (see attention.circuits)
+    circuits          a two-layer attention-only model trained on repeated segments,
+                      the phase change, head scores, ablation and composition
+Live figures, across chapters 1 to 14 (see attention.interactive)
     interactive       controls and figures the reader moves in the browser: softmax
                       under a temperature, masks and d_k, heads, the sampling filters,
-                      the online softmax's tiles, the trained model's attention
+                      the online softmax's tiles, the trained model's attention, an
+                      induction head's attention on a repeated sequence
 
 Bad input raises ValueError (TypeError for a wrong kind of object) naming the argument,
 its shape or value, and what was expected.

@@ -107,6 +107,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ch10", "ex4", "line 12: 2 -> 3"): "gap is (..., n, n, d_k): axes -2 and -3 are both n",
     ("ch10", "ex4", "line 13: drops dtype="): "np.where reads a mask of float ones and "
                                               "zeros as True and False",
+    ("ch14", "ex1", "line 5: 1 -> 2"): "weights are (..., n, n): axes -1 and -2 are both n",
+    ("ch14", "ex2", "line 4: 1 -> 2"): "weights are (..., n, n): axes -1 and -2 are both n",
 }
 
 

@@ -258,3 +258,68 @@ def trained_attention(prompt, layer, head):
                                    ~causal_mask(n)),
                   facts("this head", [("weight on the previous token", previous,
                                        percent(previous))]))
+
+
+# Chapter 14: the segment the page's live figure starts on, and the shipped model's
+# induction head (seed 0), the second figure of section 14.4.
+SEGMENT = "5 17 42 8 33 21 60 2"
+INDUCTION_HEAD = "1.1"
+MAX_SEGMENT = 8  # tokens; repeated, a 16 x 16 heatmap (as chapter 7's, for a phone)
+
+
+@functools.cache
+def _circuits():
+    from attention.circuits.run import shipped
+
+    config, models, _ = shipped()
+    return config, {k: v.astype(np.float64) for k, v in models[0].items()}
+
+
+def _segment(text):
+    """The reader's segment as (labels, token ids), at most MAX_SEGMENT of each: whole
+    numbers 0 to 63 are token ids; any other words are numbered 0, 1, 2, ... in the order
+    each first appears (the model's tokens are random ids: any distinct ids will do)."""
+    words = text.replace(",", " ").split()[:MAX_SEGMENT]
+    if all(w.isdigit() and int(w) < 64 for w in words):
+        return words, [int(w) for w in words]
+    first = {}
+    return words, [first.setdefault(w, len(first)) for w in words]
+
+
+@live_figure("ch14-induction-head", "The induction head on a segment you repeat",
+             [TextBox("segment", "Words, or token ids 0 to 63", SEGMENT, 80),
+              Choice("head", "Head", tuple((f"{layer}.{h}", f"layer {layer}, head {h}")
+                                           for layer in (0, 1) for h in range(2)),
+                     INDUCTION_HEAD)])
+def induction_head(segment, head):
+    """Chapter 14: one head of the shipped attention-only model (seed 0) on the reader's
+    tokens followed by the same tokens again, with its mean weight, over the repeat,
+    on the token after the earlier occurrence of each query's token."""
+    from attention.circuits.model import forward
+
+    config, params = _circuits()
+    labels, tokens = _segment(segment)
+    half = len(tokens)
+    ids = np.array(tokens * 2)[None]  # (1, 2 * half)
+    trace = {}
+    forward(params, config, ids, trace=trace)
+    layer, h = (int(x) for x in head.split("."))
+    w = trace[f"{layer}.weights"][0, h]  # (n, n)
+    n = 2 * half
+    rows = np.arange(half, n)
+    after = float(w[rows, rows - half + 1].mean()) if half > 1 else 0.0
+    uniform = float(np.mean(1.0 / (rows + 1.0)))
+    last = n - 1
+    j = int(np.argmax(w[last]))
+    summary = (f"Layer {layer}, head {h}, {half} tokens and their repeat: the last query "
+               f"('{labels[-1]}' at position {last}) attends most to position {j} "
+               f"({percent(w[last, j])}); over the repeat, the weight on the token after "
+               f"the earlier occurrence is {percent(after)} on average, against "
+               f"{percent(uniform)} for uniform attention.")
+    names = [f"{t} @{i}" for i, t in enumerate(labels * 2)]
+    return figure(summary, heatmap(f"layer {layer}, head {h}", names, names, w,
+                                   ~causal_mask(n)),
+                  facts("over the repeat", [
+                      ("weight on the token after the earlier occurrence", after,
+                       percent(after)),
+                      ("uniform attention", uniform, percent(uniform))]))

@@ -61,10 +61,10 @@ def test_every_figure_draws_its_defaults_as_json(name):
         assert np.all(np.isfinite(np.array(numbers, dtype=float)))
 
 
-def test_the_figures_are_the_six_of_the_issue():
+def test_the_figures_are_the_six_of_the_issue_and_chapter_14s():
     assert sorted(FIGURES) == ["ch01-softmax-temperature", "ch02-heads", "ch02-weights-causal",
                                "ch04-sampling-filters", "ch05-online-softmax-tiles",
-                               "ch07-attention-head"]
+                               "ch07-attention-head", "ch14-induction-head"]
 
 
 @pytest.mark.parametrize("temperature", [0.05, 0.5, 1.0, 5.0])
@@ -187,6 +187,8 @@ def test_a_prompt_with_half_an_emoji_gets_a_message_not_a_traceback():
     ("ch02-weights-causal", {"scaled": "maybe"}, "scaled must be true or false"),
     ("ch07-attention-head", {"prompt": ""}, "prompt must hold 1 to 120 characters"),
     ("ch07-attention-head", {"prompt": 7}, "prompt must be text"),
+    ("ch14-induction-head", {"segment": ""}, "segment must hold 1 to 80 characters"),
+    ("ch14-induction-head", {"head": "2.0"}, "head must be one of"),
 ])
 def test_bad_control_values_are_refused_by_name(name, values, words):
     with pytest.raises(ValueError) as error:
@@ -265,3 +267,42 @@ def test_the_trained_model_figure_starts_on_the_head_chapter_7_shows_above_it():
     _, layers = live._prompt_weights(start["prompt"])
     previous = [np.diagonal(w, offset=-1).mean() for w in layers[0]]
     assert start["head"] == str(int(np.argmax(previous))), previous
+
+
+def test_the_induction_figure_is_the_models_own_weights_on_the_segment_twice():
+    from attention.circuits import run
+    from attention.circuits.model import forward as circuit_forward
+
+    config, models, _ = run.shipped()
+    tokens = [int(t) for t in live.SEGMENT.split()]
+    trace = {}
+    circuit_forward({k: v.astype(np.float64) for k, v in models[0].items()}, config,
+                    np.array(tokens * 2)[None], trace=trace)
+    result = compute("ch14-induction-head", {"head": "0.1"})
+    np.testing.assert_allclose(panel(result, "heatmap")["values"], trace["0.weights"][0, 1],
+                               rtol=0, atol=1e-12)
+    long = compute("ch14-induction-head", {"segment": " ".join(["7"] * 20)})
+    assert len(panel(long, "heatmap")["rows"]) == 2 * live.MAX_SEGMENT
+    # words: numbered in the order each first appears; 64 is a word, not an id
+    assert live._segment("the cat saw the 64 dogs") == (
+        ["the", "cat", "saw", "the", "64", "dogs"], [0, 1, 2, 0, 3, 4])
+    worded = compute("ch14-induction-head", {"segment": "a b c d", "head": "0.1"})
+    numbered = compute("ch14-induction-head", {"segment": "0 1 2 3", "head": "0.1"})
+    assert panel(worded, "heatmap")["values"] == panel(numbered, "heatmap")["values"]
+
+
+def test_the_induction_figure_starts_on_the_head_chapter_14_finds():
+    """The head the figure opens on is the second layer's head with the largest
+    prefix-matching score in section 14.4 (seed 0, the page's own probe)."""
+    from attention.circuits import run
+    from attention.circuits.data import repeated_segments
+    from attention.circuits.scores import attention_patterns, prefix_matching_score
+
+    config, models, log = run.shipped()
+    half = log["train"]["half"]
+    probe = repeated_segments(np.random.default_rng(7), 100, half, config.vocab_size)
+    matching = prefix_matching_score(attention_patterns(models[0], config, probe[:, :-1]),
+                                     half)
+    assert FIGURES["ch14-induction-head"].defaults()["head"] == f"1.{np.argmax(matching[1])}"
+    facts = panel(compute("ch14-induction-head"), "facts")["rows"]
+    assert facts[0]["value"] > 0.5 > facts[1]["value"]  # the page's default: it works

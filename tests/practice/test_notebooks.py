@@ -130,7 +130,8 @@ def test_install_cell_installs_the_sites_wheel_and_every_import_pinned(name, nb)
     code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code"
                      and not cell.source.startswith("%pip"))
     wheels = [package_wheel_bytes()[0]]
-    if name in ("ch04", "ch07", "ch11"):  # their code reads chapter 7's checkpoint, a wheel of its own
+    # their code reads chapter 7's checkpoint (chapter 14's also its own run), a wheel of its own
+    if name in ("ch04", "ch07", "ch11", "ch14"):
         wheels.append(checkpoint_wheel_bytes()[0])
     assert install.split("\n")[0] == ("%pip install --quiet --force-reinstall --no-deps "
                                       + " ".join(f"{SITE}assets/pyodide/{w}" for w in wheels))

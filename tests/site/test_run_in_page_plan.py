@@ -140,7 +140,7 @@ def test_the_block_after_a_your_turn_paragraph_is_the_readers():
     assert ["data-run-yours" in div for div in divs] == [True, False, False], divs
 
 
-def test_the_package_wheel_leaves_chapter_7s_checkpoint_to_a_wheel_of_its_own():
+def test_the_package_wheel_leaves_the_shipped_runs_to_a_wheel_of_their_own():
     import io
     import zipfile
 
@@ -151,10 +151,11 @@ def test_the_package_wheel_leaves_chapter_7s_checkpoint_to_a_wheel_of_its_own():
         assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in archive.infolist())
         return [n for n in archive.namelist() if ".dist-info/" not in n]
 
-    shipped = sorted(p.relative_to(ROOT).as_posix()
-                     for p in (ROOT / "attention" / "gpt" / "shipped").iterdir() if p.is_file())
+    shipped = sorted(p.relative_to(ROOT).as_posix() for run in ("gpt", "circuits")
+                     for p in (ROOT / "attention" / run / "shipped").iterdir() if p.is_file())
     package, checkpoint = names(package_wheel_bytes()), names(checkpoint_wheel_bytes())
     assert sorted(checkpoint) == shipped and "attention/gpt/shipped/model.npz" in checkpoint
+    assert "attention/circuits/shipped/models.npz" in checkpoint
     assert not set(package) & set(shipped) and "attention/gpt/run.py" in package
     assert len(package_wheel_bytes()[1]) < 400e3  # the modules, compressed
 
@@ -166,6 +167,8 @@ def test_a_page_needs_the_checkpoint_when_its_code_or_live_figure_reads_it():
     assert needs_checkpoint(["from attention.gpt import run\nrun.shipped()"], [])
     assert not needs_checkpoint(["import attention.gpt.byte_level", "import numpy"], [])
     assert needs_checkpoint([], ["ch07-attention-head"])  # through a cached helper
+    assert needs_checkpoint(["from attention.circuits.run import shipped"], [])
+    assert needs_checkpoint([], ["ch14-induction-head"])
     assert not needs_checkpoint([], ["ch02-heads", "ch04-sampling-filters"])
 
 

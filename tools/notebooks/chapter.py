@@ -20,7 +20,7 @@ from urllib.parse import urljoin
 import nbformat
 from mkdocs.utils.meta import get_data
 
-from tools.site.run_in_page import (ASSETS, CHECKPOINT_MODULE, checkpoint_wheel_bytes,
+from tools.site.run_in_page import (ASSETS, CHECKPOINT_MODULES, checkpoint_wheel_bytes,
                                     imports_module, package_wheel_bytes)
 from tools.source.markdown import CONTAINER, first_h1, lift_containers, read_page
 
@@ -60,7 +60,7 @@ def package_wheel_url(site_url: str, code: str = "") -> str:
     """Where the site serves the course's wheel (the one the browser runs, too), and
     chapter 7's checkpoint's beside it when ``code`` reads it."""
     wheels = [package_wheel_bytes()[0]]
-    if imports_module(code, CHECKPOINT_MODULE):
+    if any(imports_module(code, m) for m in CHECKPOINT_MODULES):
         wheels.append(checkpoint_wheel_bytes()[0])
     return " ".join(f"{site_url}{ASSETS}/{name}" for name in wheels)
 

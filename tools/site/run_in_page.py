@@ -277,7 +277,9 @@ def fence_bands(markdown: str, count: int) -> list[str | None]:
 FACTS = "<!-- run-in-page facts -->"  # a page's placeholder for what Run downloads and runs
 
 
-CHECKPOINT_MODULE = "attention.gpt.run"  # the module that reads attention/gpt/shipped/
+# the modules that read the shipped runs: attention/gpt/shipped/ (chapter 7) and
+# attention/circuits/shipped/ (chapter 14), both in the checkpoint's wheel
+CHECKPOINT_MODULES = ("attention.gpt.run", "attention.circuits.run")
 CHECKPOINT_MARK = "<div hidden data-run-checkpoint></div>"
 LIVE_FIGURE = re.compile(r'class="live-figure" data-figure="([^"]+)"')
 
@@ -308,7 +310,7 @@ def reads_checkpoint(function) -> bool:
         if code in seen:
             continue
         seen.add(code)
-        if CHECKPOINT_MODULE in code.co_names:  # an import names its module there
+        if set(CHECKPOINT_MODULES) & set(code.co_names):  # an import names its module
             return True
         codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
         for name in code.co_names:
@@ -322,7 +324,7 @@ def needs_checkpoint(codes: list[str], figures: list[str]) -> bool:
     """Whether a page with these blocks and live figures reads chapter 7's checkpoint."""
     from attention.interactive import FIGURES
 
-    return (any(imports_module(code, CHECKPOINT_MODULE) for code in codes)
+    return (any(imports_module(code, m) for code in codes for m in CHECKPOINT_MODULES)
             or any(reads_checkpoint(FIGURES[name].function) for name in figures
                    if name in FIGURES))
 
@@ -443,7 +445,8 @@ def wheel(dist: str, files: dict[str, bytes]) -> tuple[str, bytes]:
 
 
 def is_checkpoint(path: Path) -> bool:
-    """A data file of chapter 7's run (attention/gpt/shipped/): tokenizer, weights, log."""
+    """A data file of a shipped run: chapter 7's (attention/gpt/shipped/: tokenizer,
+    weights, log) or chapter 14's (attention/circuits/shipped/: weights, log)."""
     return path.parent.name == "shipped" and path.is_file() and path.suffix != ".tmp"
 
 
