@@ -172,10 +172,10 @@ def position_bias(table, n_q, n_k, *, bidirectional, config, start=0):
     head. Queries sit at start .. start + n_q - 1 (a decoder step after
     ``start`` cached tokens), keys at 0 .. n_k - 1.
     """
-    if np.shape(table) != (config.num_buckets, config.n_heads):
-        raise ValueError(f"position_bias: table must have shape "
-                         f"{(config.num_buckets, config.n_heads)} (num_buckets, "
-                         f"n_heads), got {np.shape(table)}")
+    want = (config.num_buckets, config.n_heads)
+    if np.shape(table) != want:
+        raise ValueError(f"position_bias: table must have shape {want} "
+                         f"(num_buckets, n_heads), got {np.shape(table)}")
     query = start + np.arange(n_q)[:, None]             # (n_q, 1)
     key = np.arange(n_k)[None, :]                       # (1, n_k)
     buckets = relative_position_bucket(

@@ -30,6 +30,8 @@ def _keys_trial(rng, n_q, n_k, k, *, masked=False):
     # Small integer scores: ties everywhere, at the k-th place too.
     scores = rng.integers(0, 4, size=(n_q, n_k)).astype(np.float64)
     scores[0, :2] = scores[0, -2:] = scores[0].max()  # a tie across the row
+    if n_q > 1:  # the best key of row 1 is its last: best first is not key order
+        scores[1, -1] = scores[1].max() + 1
     label = f"scores {shape_text(scores.shape)} of few values (many ties), k={k}"
     if masked:  # the future of each query, as a causal mask leaves it
         scores[~np.tril(np.ones((n_q, n_k), bool), n_k - n_q)] = -np.inf
