@@ -12,7 +12,8 @@ from collections import Counter
 
 import numpy as np
 
-from attention.practice.ch07 import (check_adamw_groups, check_merge_step,
+from attention.practice.ch07 import (check_adamw_groups, check_clip_grad_norm,
+                                     check_merge_step, check_smoothed_cross_entropy,
                                      check_warmup_cosine)
 # --8<-- [end:imports]
 
@@ -296,3 +297,192 @@ def warmup_cosine_lr(step, peak, floor, warmup, total):
     progress = step / total  # counts the warm-up steps into the cosine
     return floor + (peak - floor) * (1 + math.cos(math.pi * progress)) / 2
 # --8<-- [end:ex3-wrong-cosine-from-zero]
+
+
+# --8<-- [start:ex4-starter]
+def clip_grad_norm(grads, max_norm, norm_type=2.0):
+    """Clipped copies of the gradients {name: array} and their global
+    norm before clipping: the p-norm of all entries together (norm_type
+    p >= 1, or math.inf for the largest |entry|). Scale every gradient
+    by max_norm / (norm + 1e-6), capped at 1."""
+    # Your code: this clips each gradient by its own 2-norm.
+    clipped = {}
+    for name, g in grads.items():
+        norm = float(np.sqrt(np.sum(g * g)))
+        clipped[name] = g * min(max_norm / (norm + 1e-6), 1.0)
+    return clipped, norm
+# --8<-- [end:ex4-starter]
+
+
+# --8<-- [start:ex4-solution]
+def clip_grad_norm(grads, max_norm, norm_type=2.0):
+    """Clipped copies of the gradients {name: array} and their global
+    norm before clipping: the p-norm of all entries together (norm_type
+    p >= 1, or math.inf for the largest |entry|). Scale every gradient
+    by max_norm / (norm + 1e-6), capped at 1."""
+    entries = np.concatenate([np.abs(g).ravel() for g in grads.values()])
+    if norm_type == math.inf:
+        norm = float(np.max(entries))
+    else:
+        norm = float(np.sum(entries**norm_type) ** (1 / norm_type))
+    scale = min(max_norm / (norm + 1e-6), 1.0)  # one scale for all
+    return {name: g * g.dtype.type(scale) for name, g in grads.items()}, norm
+# --8<-- [end:ex4-solution]
+
+
+# --8<-- [start:ex4-wrong-per-parameter]
+# rejected with: its own norm
+def clip_grad_norm(grads, max_norm, norm_type=2.0):
+    clipped = {}
+    for name, g in grads.items():
+        a = np.abs(g).ravel()
+        norm = float(np.max(a) if norm_type == math.inf
+                     else np.sum(a**norm_type) ** (1 / norm_type))
+        clipped[name] = g * g.dtype.type(min(max_norm / (norm + 1e-6), 1.0))
+    entries = np.concatenate([np.abs(g).ravel() for g in grads.values()])
+    total = float(np.max(entries) if norm_type == math.inf
+                  else np.sum(entries**norm_type) ** (1 / norm_type))
+    return clipped, total
+# --8<-- [end:ex4-wrong-per-parameter]
+
+
+# --8<-- [start:ex4-wrong-always-two]
+# rejected with: use the norm_type
+def clip_grad_norm(grads, max_norm, norm_type=2.0):
+    norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
+    scale = min(max_norm / (norm + 1e-6), 1.0)
+    return {name: g * g.dtype.type(scale) for name, g in grads.items()}, norm
+# --8<-- [end:ex4-wrong-always-two]
+
+
+# --8<-- [start:ex4-wrong-uncapped]
+# rejected with: capped at 1
+def clip_grad_norm(grads, max_norm, norm_type=2.0):
+    entries = np.concatenate([np.abs(g).ravel() for g in grads.values()])
+    if norm_type == math.inf:
+        norm = float(np.max(entries))
+    else:
+        norm = float(np.sum(entries**norm_type) ** (1 / norm_type))
+    scale = max_norm / (norm + 1e-6)  # scales small gradients up too
+    return {name: g * g.dtype.type(scale) for name, g in grads.items()}, norm
+# --8<-- [end:ex4-wrong-uncapped]
+
+
+# --8<-- [start:ex4-wrong-no-epsilon]
+# rejected with: norm + 1e-6
+def clip_grad_norm(grads, max_norm, norm_type=2.0):
+    entries = np.concatenate([np.abs(g).ravel() for g in grads.values()])
+    if norm_type == math.inf:
+        norm = float(np.max(entries))
+    else:
+        norm = float(np.sum(entries**norm_type) ** (1 / norm_type))
+    scale = min(max_norm / norm, 1.0)
+    return {name: g * g.dtype.type(scale) for name, g in grads.items()}, norm
+# --8<-- [end:ex4-wrong-no-epsilon]
+
+
+# --8<-- [start:ex4-wrong-no-abs]
+# rejected with: Not yet
+def clip_grad_norm(grads, max_norm, norm_type=2.0):
+    entries = np.concatenate([g.ravel() for g in grads.values()])  # signs kept
+    if norm_type == math.inf:
+        norm = float(np.max(entries))
+    else:
+        norm = float(np.sum(entries**norm_type) ** (1 / norm_type))
+    scale = min(max_norm / (norm + 1e-6), 1.0)
+    return {name: g * g.dtype.type(scale) for name, g in grads.items()}, norm
+# --8<-- [end:ex4-wrong-no-abs]
+
+
+# --8<-- [start:ex5-starter]
+def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
+    """Mean cross-entropy of logits (..., V) against integer targets (...),
+    over the targets that are not ignore_index, with label smoothing:
+    the true distribution puts 1 - smoothing + smoothing / V on the target
+    and smoothing / V on every other class. Returns a float."""
+    # Your code: this is the loss of a model that knows nothing, log V.
+    return float(np.log(logits.shape[-1]))
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
+    """Mean cross-entropy of logits (..., V) against integer targets (...),
+    over the targets that are not ignore_index, with label smoothing:
+    the true distribution puts 1 - smoothing + smoothing / V on the target
+    and smoothing / V on every other class. Returns a float."""
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)  # no overflow
+    log_p = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    keep = targets != ignore_index
+    safe = np.where(keep, targets, 0)  # any valid class where ignored
+    nll = -np.take_along_axis(log_p, safe[..., None], axis=-1)[..., 0]
+    uniform = -np.mean(log_p, axis=-1)  # against smoothing / V on each class
+    rows = (1 - smoothing) * nll + smoothing * uniform
+    return float(np.sum(rows[keep]) / np.sum(keep))
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex5-wrong-unshifted]
+# rejected with: overflowed
+def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
+    log_p = np.log(np.exp(logits) / np.sum(np.exp(logits), axis=-1, keepdims=True))
+    keep = targets != ignore_index
+    safe = np.where(keep, targets, 0)
+    nll = -np.take_along_axis(log_p, safe[..., None], axis=-1)[..., 0]
+    rows = (1 - smoothing) * nll - smoothing * np.mean(log_p, axis=-1)
+    return float(np.sum(rows[keep]) / np.sum(keep))
+# --8<-- [end:ex5-wrong-unshifted]
+
+
+# --8<-- [start:ex5-wrong-mean-over-all]
+# rejected with: not ignored
+def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    keep = targets != ignore_index
+    safe = np.where(keep, targets, 0)
+    nll = -np.take_along_axis(log_p, safe[..., None], axis=-1)[..., 0]
+    rows = (1 - smoothing) * nll - smoothing * np.mean(log_p, axis=-1)
+    return float(np.mean(np.where(keep, rows, 0.0)))  # ignored rows count as 0
+# --8<-- [end:ex5-wrong-mean-over-all]
+
+
+# --8<-- [start:ex5-wrong-others-only]
+# rejected with: the target included
+def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    keep = targets != ignore_index
+    safe = np.where(keep, targets, 0)
+    nll = -np.take_along_axis(log_p, safe[..., None], axis=-1)[..., 0]
+    V = logits.shape[-1]  # smoothing / (V - 1) on each other class
+    others = (-np.sum(log_p, axis=-1) - nll) / (V - 1)
+    rows = (1 - smoothing) * nll + smoothing * others
+    return float(np.sum(rows[keep]) / np.sum(keep))
+# --8<-- [end:ex5-wrong-others-only]
+
+
+# --8<-- [start:ex5-wrong-mean-shift]
+# rejected with: overflowed
+def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
+    shifted = logits - np.mean(logits, axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    keep = targets != ignore_index
+    safe = np.where(keep, targets, 0)
+    nll = -np.take_along_axis(log_p, safe[..., None], axis=-1)[..., 0]
+    rows = (1 - smoothing) * nll - smoothing * np.mean(log_p, axis=-1)
+    return float(np.sum(rows[keep]) / np.sum(keep))
+# --8<-- [end:ex5-wrong-mean-shift]
+
+
+# --8<-- [start:ex5-wrong-ignore-minus-100]
+# rejected with: Not yet
+def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    keep = targets != -100  # the default only
+    safe = np.where(keep, targets, 0)
+    nll = -np.take_along_axis(log_p, safe[..., None], axis=-1)[..., 0]
+    rows = (1 - smoothing) * nll - smoothing * np.mean(log_p, axis=-1)
+    return float(np.sum(rows[keep]) / np.sum(keep))
+# --8<-- [end:ex5-wrong-ignore-minus-100]

@@ -10,7 +10,8 @@ name on purpose: the reader replaces the one with the other.
 import numpy as np
 
 from attention.practice.ch10 import (check_causal_linear_attention,
-                                     check_decayed_attention, check_delta_step,
+                                     check_decayed_attention,
+                                     check_decayed_state, check_delta_step,
                                      check_merge_chunks)
 # --8<-- [end:imports]
 
@@ -303,3 +304,69 @@ def decayed_attention(q, k, v, g):
         outs.append(scores @ v)
     return sum(outs)
 # --8<-- [end:ex4-wrong-package-decays]
+
+
+# --8<-- [start:ex5-starter]
+def decayed_state(k, v, g, S0):
+    """The state after n tokens of S_t = exp(g_t) S_{t-1} + k_t^T v_t,
+    from S_0 = S0, without a loop over the tokens. k (..., n, d_k),
+    v (..., n, d_v), g (..., n) the log decays (<= 0), S0 (..., d_k, d_v).
+    Returns (..., d_k, d_v)."""
+    # Your code: this sums the pairs, with no decay and no S0.
+    return np.swapaxes(k, -1, -2) @ v
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def decayed_state(k, v, g, S0):
+    """The state after n tokens of S_t = exp(g_t) S_{t-1} + k_t^T v_t,
+    from S_0 = S0, without a loop over the tokens. k (..., n, d_k),
+    v (..., n, d_v), g (..., n) the log decays (<= 0), S0 (..., d_k, d_v).
+    Returns (..., d_k, d_v)."""
+    G = np.cumsum(g, axis=-1)              # (..., n): g_1 + ... + g_t
+    total = G[..., -1:]                    # (..., 1): every decay
+    fade = np.exp(total - G)               # g_{t+1} + ... + g_n <= 0
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(total)[..., None] * S0 + pairs
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex5-wrong-ratio-of-exps]
+# rejected with: overflowed
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    fade = np.exp(G[..., -1:]) / np.exp(G)  # 0 / 0 once the sums pass -745
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(G[..., -1:])[..., None] * S0 + pairs
+# --8<-- [end:ex5-wrong-ratio-of-exps]
+
+
+# --8<-- [start:ex5-wrong-own-decay]
+# rejected with: by its own decay too
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    total = G[..., -1:]
+    fade = np.exp(total - G + g)  # from token t itself on
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(total)[..., None] * S0 + pairs
+# --8<-- [end:ex5-wrong-own-decay]
+
+
+# --8<-- [start:ex5-wrong-s0-kept]
+# rejected with: S0 fades too
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    fade = np.exp(G[..., -1:] - G)
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return S0 + pairs
+# --8<-- [end:ex5-wrong-s0-kept]
+
+
+# --8<-- [start:ex5-wrong-forward-sums]
+# rejected with: Not yet
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    fade = np.exp(G)  # the decays before token t, not after it
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(G[..., -1:])[..., None] * S0 + pairs
+# --8<-- [end:ex5-wrong-forward-sums]

@@ -10,7 +10,8 @@ name on purpose: the reader replaces the one with the other.
 import numpy as np
 
 from attention.practice.ch11 import (check_accept_rule, check_gather,
-                                     check_merge, check_paged_decode)
+                                     check_merge, check_paged_decode,
+                                     check_schedule_step)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -400,3 +401,206 @@ def paged_decode(q, k_blocks, v_blocks, table, length):
     weights /= weights.sum(axis=-1, keepdims=True)
     return np.einsum("hgn,nhd->hgd", weights, v).reshape(n_heads, d_head)
 # --8<-- [end:ex4-wrong-sorted-table]
+
+
+# --8<-- [start:ex5-starter]
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    """One step of continuous batching over a paged cache. running and
+    waiting: lists of (request_id, length) in arrival order; a running
+    request holds ceil(length / block_size) blocks. Returns (running,
+    waiting, free_blocks) after the step."""
+    # Your code: every request grows by a token, nothing else happens.
+    return ([(rid, length + 1) for rid, length in running], list(waiting),
+            free_blocks)
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    """One step of continuous batching over a paged cache. running and
+    waiting: lists of (request_id, length) in arrival order; a running
+    request holds ceil(length / block_size) blocks. Returns (running,
+    waiting, free_blocks) after the step."""
+    def blocks(length):
+        return -(-length // block_size)  # ceil: a part-filled block counts
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    need = sum(length % block_size == 0 for _, length in running)
+    while need > free_blocks:  # the latest arrival gives its blocks back
+        request = running.pop()
+        free_blocks += blocks(request[1])
+        need -= request[1] % block_size == 0
+        preempted.insert(0, request)  # arrival order, at the queue's head
+    free_blocks -= need
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:  # no room to spare: admit nobody this step
+        return running, preempted + waiting, free_blocks
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):  # in order, no skipping
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex5-wrong-earliest-first]
+# rejected with: running should be
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    def blocks(length):
+        return -(-length // block_size)  # ceil: a part-filled block counts
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    need = sum(length % block_size == 0 for _, length in running)
+    while need > free_blocks:  # the latest arrival gives its blocks back
+        request = running.pop(0)  # the earliest arrival
+        free_blocks += blocks(request[1])
+        need -= request[1] % block_size == 0
+        preempted.insert(0, request)  # arrival order, at the queue's head
+    free_blocks -= need
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:  # no room to spare: admit nobody this step
+        return running, preempted + waiting, free_blocks
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):  # in order, no skipping
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+# --8<-- [end:ex5-wrong-earliest-first]
+
+
+# --8<-- [start:ex5-wrong-to-the-back]
+# rejected with: waiting should be
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    def blocks(length):
+        return -(-length // block_size)  # ceil: a part-filled block counts
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    need = sum(length % block_size == 0 for _, length in running)
+    while need > free_blocks:  # the latest arrival gives its blocks back
+        request = running.pop()
+        free_blocks += blocks(request[1])
+        need -= request[1] % block_size == 0
+        preempted.insert(0, request)  # arrival order, at the queue's head
+    free_blocks -= need
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:  # no room to spare: admit nobody this step
+        return running, waiting + preempted, free_blocks
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):  # in order, no skipping
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+# --8<-- [end:ex5-wrong-to-the-back]
+
+
+# --8<-- [start:ex5-wrong-reversed]
+# rejected with: waiting should be
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    def blocks(length):
+        return -(-length // block_size)  # ceil: a part-filled block counts
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    need = sum(length % block_size == 0 for _, length in running)
+    while need > free_blocks:  # the latest arrival gives its blocks back
+        request = running.pop()
+        free_blocks += blocks(request[1])
+        need -= request[1] % block_size == 0
+        preempted.append(request)
+    free_blocks -= need
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:  # no room to spare: admit nobody this step
+        return running, preempted + waiting, free_blocks
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):  # in order, no skipping
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+# --8<-- [end:ex5-wrong-reversed]
+
+
+# --8<-- [start:ex5-wrong-skips-the-head]
+# rejected with: running should be
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    def blocks(length):
+        return -(-length // block_size)  # ceil: a part-filled block counts
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    need = sum(length % block_size == 0 for _, length in running)
+    while need > free_blocks:  # the latest arrival gives its blocks back
+        request = running.pop()
+        free_blocks += blocks(request[1])
+        need -= request[1] % block_size == 0
+        preempted.insert(0, request)  # arrival order, at the queue's head
+    free_blocks -= need
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:  # no room to spare: admit nobody this step
+        return running, preempted + waiting, free_blocks
+    for request in list(waiting):  # any request that fits, in order
+        if len(running) < max_batch and blocks(request[1]) <= free_blocks:
+            waiting.remove(request)
+            free_blocks -= blocks(request[1])
+            running.append(request)
+    return running, waiting, free_blocks
+# --8<-- [end:ex5-wrong-skips-the-head]
+
+
+# --8<-- [start:ex5-wrong-edge-off-by-one]
+# rejected with: Not yet
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    def blocks(length):
+        return -(-length // block_size)  # ceil: a part-filled block counts
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    need = sum((length + 1) % block_size == 0 for _, length in running)
+    while need > free_blocks:  # the latest arrival gives its blocks back
+        request = running.pop()
+        free_blocks += blocks(request[1])
+        need -= (request[1] + 1) % block_size == 0
+        preempted.insert(0, request)  # arrival order, at the queue's head
+    free_blocks -= need
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:  # no room to spare: admit nobody this step
+        return running, preempted + waiting, free_blocks
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):  # in order, no skipping
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+# --8<-- [end:ex5-wrong-edge-off-by-one]
+
+
+# --8<-- [start:ex5-wrong-admits-after-preempting]
+# rejected with: Not yet
+def schedule_step(running, waiting, free_blocks, block_size, max_batch):
+    def blocks(length):
+        return -(-length // block_size)  # ceil: a part-filled block counts
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    need = sum(length % block_size == 0 for _, length in running)
+    while need > free_blocks:  # the latest arrival gives its blocks back
+        request = running.pop()
+        free_blocks += blocks(request[1])
+        need -= request[1] % block_size == 0
+        preempted.insert(0, request)  # arrival order, at the queue's head
+    free_blocks -= need
+    running = [(rid, length + 1) for rid, length in running]
+    waiting = preempted + waiting
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):  # in order, no skipping
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+# --8<-- [end:ex5-wrong-admits-after-preempting]

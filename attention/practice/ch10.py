@@ -289,5 +289,82 @@ def check_decayed_attention(your_function):
                          "your outputs equal gated linear attention's recurrence, "
                          "computed in parallel.")
 
+# Exercise 5 ---------------------------------------------------------------------------
+
+def decayed_state_reference(k, v, g, S0):
+    """The state after every token of the decayed recurrence, from S0 (the package's
+    ``decayed_recurrent``, its queries unused)."""
+    return decayed_recurrent(np.zeros_like(k), k, v, g, initial_state=S0)[1]
+
+
+@redrawable
+def _state_trial(rng, lead, n, d_k, d_v, dtype=np.float64, *, strong=False, zero=False):
+    """Keys, values and a start state; decays e^g from 0.5 to 1, or ``strong`` (g from
+    -8 to -3 over 300 tokens: running sums reach -1500), or ``zero`` g (no fading)."""
+    _, k, v = _features(rng, lead, n, d_k, d_v, dtype)
+    g = (-rng.uniform(3.0, 8.0, (*lead, n)) if strong else
+         np.zeros((*lead, n)) if zero else -rng.uniform(0, 0.7, (*lead, n)))
+    S0 = rng.normal(size=(*lead, d_k, d_v)).astype(dtype)
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    label = (f"{n} token{'s' * (n != 1)}, d_k {d_k}, d_v {d_v}, {axes}, "
+             f"{np.dtype(dtype).name}")
+    label += (", strong decays (g from -8 to -3)" if strong else
+              ", g = 0 (nothing fades)" if zero else "")
+    return Trial(label, (k, v, g.astype(dtype), S0), {}, np.dtype(dtype))
+
+
+def check_decayed_state(your_function):
+    """Exercise 5: your_function(k, v, g, S0) = the decayed recurrence's state after
+    the n tokens, without a loop over them and without the package's recurrences."""
+    rng = fresh_rng()
+    trials = [_state_trial(rng, (), 5, 3, 2), _state_trial(rng, (2,), 8, 4, 3),
+              _state_trial(rng, (2, 3), 6, 2, 4), _state_trial(rng, (), 1, 3, 3),
+              _state_trial(rng, (2,), 7, 3, 2, zero=True),
+              _state_trial(rng, (3,), 10, 4, 4, np.float32),
+              _state_trial(rng, (2,), 300, 4, 3, strong=True),
+              _state_trial(rng, (int(rng.integers(1, 4)),), int(rng.integers(1, 20)),
+                           int(rng.integers(1, 6)), int(rng.integers(1, 6)))]
+    hints = [(lambda k, v, g, S0: decayed_state_reference(
+                  k * np.exp(g)[..., None], v, g, S0),
+              "each token's pair is faded by its own decay too: token t writes after "
+              "the state fades at step t, so it fades by exp(g_{t+1} + ... + g_n)"),
+             (lambda k, v, g, S0: decayed_state_reference(k, v, g, np.zeros_like(S0))
+              + S0, "S0 fades too: by exp(g_1 + ... + g_n), the sum of every decay"),
+             (lambda k, v, g, S0: decayed_state_reference(k, v, g, np.zeros_like(S0)),
+              "the start state S0 is missing: it is there before the first token, "
+              "faded by every decay"),
+             (lambda k, v, g, S0: S0 * np.exp(g.sum(-1))[..., None, None]
+              + np.swapaxes(k, -1, -2) @ v,
+              "the pairs are not faded: token t's pair fades by the decays of the "
+              "tokens after it")]
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "decayed_state")
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype, kind=False)
+        if problem is None:
+            return None
+        if got.shape == expected.shape and not np.all(np.isfinite(got)):
+            return ("some entries are nan or inf where the state is finite: an "
+                    "exponential overflowed (the running sums of g reach -1500 here); "
+                    "exponentiate only differences of them that are <= 0")
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        return problem
+
+    problem = first_failure(your_function, trials, decayed_state_reference,
+                            what="decayed_state", compare=compare,
+                            forbidden=(decayed, chunked, chunk_decays,
+                                       decayed_recurrent, decayed_chunked))
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random sequences (no, one and two leading "
+                         "axes; 1 to 300 tokens; float32 and float64; no fading and "
+                         "strong decays whose running sums reach -1500; random sizes) "
+                         "your state equals the decayed recurrence's after its last "
+                         "token.")
+
 
 guard_checks(globals())

@@ -9,7 +9,7 @@ import numpy as np
 
 from attention.practice.trials import (Trial, as_array, difference, first_failure,
                                        fresh_rng, judge, matches, redrawable, shape_text)
-from attention.practice.verdict import guard_checks, verdict
+from attention.practice.verdict import call, guard_checks, verdict
 from attention.serving.paged import gather
 from attention.softmax import softmax
 from attention.serving.speculative import acceptance, residuals
@@ -315,6 +315,112 @@ def check_paged_decode(your_function):
                          "near ±1000 and spread over 1000; random sizes) your outputs "
                          "equal attention over the sequence's slots, read through its "
                          "table, each query head with its group's key head.")
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def schedule_reference(running, waiting, free_blocks, block_size, max_batch):
+    """One scheduler step, written from the exercise's rules (tests/practice/
+    test_ch11.py checks it on hand-worked cases): grow, preempting the latest
+    arrivals until the growth fits; then, if nothing was preempted, admit from the
+    head of the queue while the head fits."""
+    def blocks(length):
+        return -(-length // block_size)
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    while sum(length % block_size == 0 for _, length in running) > free_blocks:
+        request = running.pop()  # the latest arrival gives its blocks back
+        free_blocks += blocks(request[1])
+        preempted.insert(0, request)
+    free_blocks -= sum(length % block_size == 0 for _, length in running)
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:
+        return running, preempted + waiting, free_blocks
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+
+
+def _requests(rng, ids, low, high):
+    return [(int(i), int(rng.integers(low, high))) for i in ids]
+
+
+def _scheduler_cases(rng):
+    """Chosen states (each rule's edge built in) and random ones:
+    (running, waiting, free_blocks, block_size, max_batch, what it tests)."""
+    B = int(rng.integers(2, 9))  # lengths at and beside a block's edge
+    cases = [
+        ([(1, 4), (2, 5), (3, 8)], [(4, 4)], 3, 4, 8,
+         "two requests at a block's edge grow into new blocks"),
+        ([(1, B), (2, 2 * B), (3, 3 * B)], [(4, 1)], 1, B, 8,
+         "three need a block, one is free: preemption"),
+        ([(1, 2 * B), (2, B), (3, 3 * B - 1)], [], 0, B, 8,
+         "the latest arrival does not need a block but must go first"),
+        ([(1, B), (2, B)], [(3, 1)], 1, B, 8,
+         "one block short: the preempted request must not come straight back"),
+        ([(1, 2 * B), (2, 2 * B), (3, B + 1), (4, 1)], [(5, 1)], 0, B, 8,
+         "two preemptions before the growth fits"),
+        ([(1, B + 1)], [(2, 3 * B), (3, 1)], 2, B, 8,
+         "the head of the queue does not fit, a later one would"),
+        ([(1, 3)], [(2, 1), (3, 2), (4, 1)], 50, B, 3,
+         "room for every waiting request, a batch of at most 3"),
+        ([], [(5, 2 * B), (6, B + 1)], 4, B, 4,
+         "nothing running yet"),
+        ([(1, 4), (2, 7), (3, 1)], [(4, 2)], 1, 1, 5,
+         "blocks of one token: every request needs a block at every step"),
+    ]
+    for _ in range(4):
+        n_run, n_wait = int(rng.integers(0, 6)), int(rng.integers(0, 4))
+        running = _requests(rng, range(n_run), 1, 4 * B)
+        waiting = _requests(rng, range(n_run, n_run + n_wait), 1, 3 * B)
+        cases.append((running, waiting, int(rng.integers(0, 5)), B,
+                      int(rng.integers(max(n_run, 1), 8)), "a random state"))
+    return cases
+
+
+def check_schedule_step(your_function):
+    """Exercise 5: your_function(running, waiting, free_blocks, block_size, max_batch)
+    = (running, waiting, free_blocks) after one step of continuous batching."""
+    rng = fresh_rng()
+    for running, waiting, free, block_size, max_batch, what in _scheduler_cases(rng):
+        want = schedule_reference(running, waiting, free, block_size, max_batch)
+        got, problem = call(your_function, running, waiting, free, block_size,
+                            max_batch)
+        where = (f"with running {running}, waiting {waiting}, {free} free "
+                 f"block{'s' * (free != 1)} of {block_size}, max_batch {max_batch} "
+                 f"({what})")
+        if problem is None:
+            problem = _schedule_problem(got, want)
+        if problem is not None:
+            return verdict(False, f"{where}: {problem}")
+    return verdict(True, "on 13 states (9 chosen: growth at a block's edge, one and "
+                         "several preemptions, a queue whose head does not fit, a full "
+                         "batch, blocks of one token; 4 random) your step equals the "
+                         "rules: the latest arrivals preempted to the head of the queue, "
+                         "admission in order.")
+
+
+def _schedule_problem(got, want):
+    """None, or what differs between the reader's step and the rules'."""
+    if not (isinstance(got, tuple) and len(got) == 3):
+        return ("return three things (running, waiting, free_blocks), got "
+                f"{type(got).__name__}")
+    running, waiting, free = got
+    try:
+        running = [(int(r), int(n)) for r, n in running]
+        waiting = [(int(r), int(n)) for r, n in waiting]
+    except (TypeError, ValueError):
+        return "running and waiting are lists of (request_id, length) pairs"
+    if running != want[0]:
+        return f"running should be {want[0]}, you gave {running}"
+    if waiting != want[1]:
+        return f"waiting should be {want[1]}, you gave {waiting}"
+    if free != want[2]:
+        return f"{want[2]} blocks should be free, you gave {free}"
+    return None
 
 
 guard_checks(globals())

@@ -1,0 +1,24 @@
+"""Chapter 11's practice reference for the scheduler step, on states worked by hand."""
+
+from attention.practice.ch11 import schedule_reference
+
+
+def test_growth_that_fits_and_an_admission():
+    # blocks of 4: requests 1 (4 tokens) and 3 (8) are at a block's edge and take one
+    # block each; 1 block is left, enough for request 4's 4-token prompt
+    assert schedule_reference([(1, 4), (2, 5), (3, 8)], [(4, 4)], 3, 4, 8) == (
+        [(1, 5), (2, 6), (3, 9), (4, 4)], [], 0)
+
+
+def test_preemption_takes_the_latest_arrivals_first_and_admits_nobody():
+    # 2 blocks needed, none free: request 4 (1 block) is not enough, request 3
+    # (2 blocks) too; both go to the head of the queue in arrival order
+    assert schedule_reference([(1, 8), (2, 8), (3, 5), (4, 1)], [(5, 1)], 0, 4, 8) == (
+        [(1, 9), (2, 9)], [(3, 5), (4, 1), (5, 1)], 1)
+
+
+def test_admission_stops_at_the_head_that_does_not_fit_and_at_max_batch():
+    assert schedule_reference([(1, 5)], [(2, 12), (3, 1)], 2, 4, 8) == (
+        [(1, 6)], [(2, 12), (3, 1)], 2)
+    assert schedule_reference([(1, 3)], [(2, 1), (3, 2), (4, 1)], 50, 4, 3) == (
+        [(1, 4), (2, 1), (3, 2)], [(4, 1)], 48)
