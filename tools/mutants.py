@@ -74,6 +74,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
                                                  "same numbers",
     ("ch09", "ex5", "line 5: USub -> UAdd"): "axis 1 is axis -1 of (tokens, n_experts)",
     ("ch09", "ex5", "line 7: USub -> UAdd"): "axis 1 is axis -1 of (tokens, n_experts)",
+    ("ch07", "ex5", "line 9: 0 -> 1"): "the stand-in class of an ignored target is "
+                                       "read and then dropped; any class < V will do",
+    ("ch08", "ex4", "line 15: USub -> UAdd"): "axis 1 is axis -1 of the (h, n) scores",
+    ("ch08", "ex4", "line 17: USub -> UAdd"): "axis 1 is axis -1 of the (h, n) weights",
     ("ch11", "ex1", "line 12: USub -> UAdd"): "axis 1 is axis -1 of (k, vocab)",
     ("ch11", "ex1", "line 14: Gt -> GtE"): "the stand-in is only used where total > 0",
     ("ch11", "ex1", "line 14: 1.0 -> 2.0"): "the stand-in is only used where total > 0",

@@ -251,8 +251,9 @@ def alibi_decode_reference(q, k_cache, v_cache, positions, query_position,
 @redrawable
 def _alibi_trial(rng, h, n, d, layout, dtype=np.float64, *, loud=False):
     """A query at some position, the cache's keys at ``layout``'s positions:
-    "packed" (0..n-1), "sinks" (2 sinks then a window far later), "far" (past 2**32);
-    ``loud``: scores spread over ±1000."""
+    "packed" (0..n-1), "sinks" (2 sinks then a window far later; n >= 3), "far" (past
+    2**32);
+    ``loud``: scores spread over ±1000, heads at levels -1500 and +1500."""
     start = {"packed": 0, "sinks": int(rng.integers(100, 5000)),
              "far": int(rng.integers(2**32, 2**33))}[layout]
     positions = np.arange(start, start + n, dtype=np.int64)
@@ -261,10 +262,13 @@ def _alibi_trial(rng, h, n, d, layout, dtype=np.float64, *, loud=False):
     query_position = int(positions[-1]) + int(rng.integers(0, 3))
     q = rng.normal(size=(h, d)) * (1000.0 if loud else 1.0)
     k, v = rng.normal(size=(h, n, d)), rng.normal(size=(h, n, d))
+    if loud:  # a constant key feature: each head's scores at its own level
+        k[..., 0] = 1.0
+        q[:, 0] = np.where(np.arange(h) % 2, 1500.0, -1500.0) * math.sqrt(d)
     label = (f"{h} head{'s' * (h != 1)}, {n} cached keys at positions "
              f"{positions[0]}..{positions[-1]}{' (2 sinks first)' if layout == 'sinks' else ''}"
              f", the query at {query_position}, {np.dtype(dtype).name}"
-             f"{', scores spread over ±1000' if loud else ''}")
+             f"{', scores spread over ±1000, heads at ±1500' if loud else ''}")
     return Trial(label, (q.astype(dtype), k.astype(dtype), v.astype(dtype), positions,
                          query_position), {}, np.dtype(dtype))
 
@@ -278,7 +282,7 @@ def check_alibi_decode(your_function):
               _alibi_trial(rng, 5, 6, 4, "far", np.float32),
               _alibi_trial(rng, 4, 8, 4, "sinks", loud=True),
               _alibi_trial(rng, 3, 6, 8, "sinks", np.float32),
-              _alibi_trial(rng, int(rng.integers(1, 21)), int(rng.integers(1, 12)),
+              _alibi_trial(rng, int(rng.integers(1, 21)), int(rng.integers(3, 12)),
                            int(rng.integers(1, 9)), "sinks")]
 
     def plain_geometric(q, k, v, positions, query_position):
@@ -294,7 +298,7 @@ def check_alibi_decode(your_function):
                                "count only; for other counts take the slopes of the "
                                "power of two below, then every other slope of twice it"),
              (lambda q, k, v, positions, query_position: alibi_decode_reference(
-                  q, k, v, 2 * np.asarray(positions) - query_position, query_position),
+                  q, k, v, 2 * query_position - np.asarray(positions), query_position),
               "distant keys are favoured: ALiBi subtracts m_h times the distance"),
              (lambda q, k, v, positions, query_position: alibi_decode_reference(
                   q * math.sqrt(q.shape[-1]), k, v, positions, query_position),
@@ -322,8 +326,8 @@ def check_alibi_decode(your_function):
         return verdict(False, problem)
     return verdict(True, f"on {len(trials)} random caches (1 to 20 heads, powers of "
                          "two and not; positions packed, after sinks and past 2^32; "
-                         "float32; scores spread over ±1000) your outputs equal the "
-                         "package's ALiBi attention.")
+                         "float32; scores spread over ±1000, heads at ±1500) your outputs "
+                         "equal the package's ALiBi attention.")
 
 
 # Exercise 5 ---------------------------------------------------------------------------
@@ -351,6 +355,10 @@ def check_blocks_to_read(your_function):
              (33, 35, 8, 2, 9),     # sinks over two blocks
              (2, 6, 8, 3, 4),       # sinks inside the window's block
              (32, 40, 8, 9, 1),     # the window starts at the block's first key
+             (40, 42, 8, 10, 0),    # the window's first key ends its block
+             (7, 9, 4, 2, 6),       # a sinks' block the window reads too
+             (0, 3, 2, 2, 8),       # more sinks than queries so far
+             (3, 5, 1, 10, 0),      # blocks of one key
              (far, far + 5, 16, 50, 4)]  # positions past 2**32
     for _ in range(3):
         q_start = int(rng.integers(0, 200))
@@ -376,8 +384,9 @@ def check_blocks_to_read(your_function):
                            " (in order, each once)" if not missing and not extra else ""))
         if problem is not None:
             return verdict(False, f"for {label}: {problem}")
-    return verdict(True, f"on {len(cases)} chunks (8 chosen: decode steps, windows of "
-                         "1 and longer than the text, sinks across blocks, positions "
+    return verdict(True, f"on {len(cases)} chunks (12 chosen: decode steps, windows of "
+                         "1 and longer than the text, sinks across blocks and past the "
+                         "queries, blocks of one key, positions "
                          "past 2^32; 3 random) your blocks are exactly those the "
                          "window and the sinks read.")
 
