@@ -178,59 +178,79 @@ def yarn_inv_freq(d_head, base, factor, original_max_positions, *,
 
 
 # --8<-- [start:ex2-starter]
-def window_mask_after_cache(n_q, n_k, window):
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
     """(n_q, n_k) booleans, True = may attend: the n_q queries are the last
-    n_q of n_k tokens, and each sees itself and the window - 1 keys before.
-    It has a bug that shows only after a cache: find it."""
-    i = np.arange(n_q)[:, None]  # (n_q, 1) query positions
-    j = np.arange(n_k)[None, :]  # (1, n_k) key positions
-    return (j <= i) & (i - j < window)
+    n_q of n_k tokens; each sees itself, the window - 1 keys before it,
+    and the first n_sinks positions (never a key after itself)."""
+    # Your code: this lets every query see every key.
+    return np.ones((n_q, n_k), dtype=bool)
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
-def window_mask_after_cache(n_q, n_k, window):
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
     """(n_q, n_k) booleans, True = may attend: the n_q queries are the last
-    n_q of n_k tokens, and each sees itself and the window - 1 keys before."""
-    # The queries come after the n_k - n_q cached tokens.
-    i = np.arange(n_k - n_q, n_k)[:, None]  # (n_q, 1) query positions
+    n_q of n_k tokens; each sees itself, the window - 1 keys before it,
+    and the first n_sinks positions (never a key after itself)."""
+    i = np.arange(n_k - n_q, n_k)[:, None]  # (n_q, 1): after the cache
     j = np.arange(n_k)[None, :]  # (1, n_k) key positions
-    return (j <= i) & (i - j < window)
+    near = i - j < window  # itself and the window - 1 before it
+    return (j <= i) & (near | (j < n_sinks))
 # --8<-- [end:ex2-solution]
 
 
 # --8<-- [start:ex2-wrong-window-plus-one]
 # rejected with: each query sees window + 1 keys
-def window_mask_after_cache(n_q, n_k, window):
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
     i = np.arange(n_k - n_q, n_k)[:, None]
     j = np.arange(n_k)[None, :]
-    return (j <= i) & (i - j <= window)
+    return (j <= i) & ((i - j <= window) | (j < n_sinks))
 # --8<-- [end:ex2-wrong-window-plus-one]
 
 
 # --8<-- [start:ex2-wrong-both-sides]
 # rejected with: the band reaches forward too
-def window_mask_after_cache(n_q, n_k, window):
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
     i = np.arange(n_k - n_q, n_k)[:, None]
-    return np.abs(i - np.arange(n_k)[None, :]) < window
+    j = np.arange(n_k)[None, :]
+    return (np.abs(i - j) < window) | ((j < n_sinks) & (j <= i))
 # --8<-- [end:ex2-wrong-both-sides]
 
 
 # --8<-- [start:ex2-wrong-top-left]
 # rejected with: your window starts at query position 0
-def window_mask_after_cache(n_q, n_k, window):
-    return np.tril(np.ones((n_q, n_k), dtype=bool)) & ~np.tril(
-        np.ones((n_q, n_k), dtype=bool), -window)
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
+    i = np.arange(n_q)[:, None]  # as if nothing were cached
+    j = np.arange(n_k)[None, :]
+    return (j <= i) & ((i - j < window) | (j < n_sinks))
 # --8<-- [end:ex2-wrong-top-left]
 
 
 # --8<-- [start:ex2-wrong-integers]
 # rejected with: it must be boolean
-def window_mask_after_cache(n_q, n_k, window):
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
     i = np.arange(n_k - n_q, n_k)[:, None]
     j = np.arange(n_k)[None, :]
-    return ((j <= i) & (i - j < window)).astype(int)
+    return ((j <= i) & ((i - j < window) | (j < n_sinks))).astype(int)
 # --8<-- [end:ex2-wrong-integers]
+
+
+# --8<-- [start:ex2-wrong-no-sinks]
+# rejected with: the first n_sinks positions
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
+    i = np.arange(n_k - n_q, n_k)[:, None]
+    j = np.arange(n_k)[None, :]
+    return (j <= i) & (i - j < window)
+# --8<-- [end:ex2-wrong-no-sinks]
+
+
+# --8<-- [start:ex2-wrong-sinks-see-ahead]
+# rejected with: never a key after its own position
+def window_mask_after_cache(n_q, n_k, window, n_sinks=0):
+    i = np.arange(n_k - n_q, n_k)[:, None]
+    j = np.arange(n_k)[None, :]
+    return ((j <= i) & (i - j < window)) | (j < n_sinks)
+# --8<-- [end:ex2-wrong-sinks-see-ahead]
 
 
 # --8<-- [start:ex3-starter]

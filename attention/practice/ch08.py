@@ -100,18 +100,26 @@ def check_yarn_inv_freq(your_function):
 # Exercise 2 ---------------------------------------------------------------------------
 
 def check_window_mask_after_cache(your_function):
-    """Exercise 2: your_function(n_q, n_k, window) = the causal sliding-window mask of
-    the last n_q of n_k tokens: query i at position n_k - n_q + i sees keys j with
-    0 <= position - j < window."""
+    """Exercise 2: your_function(n_q, n_k, window, n_sinks=0) = the causal
+    sliding-window mask, with sinks, of the last n_q of n_k tokens: query i at
+    position n_k - n_q + i sees keys j <= position with position - j < window or
+    j < n_sinks."""
     rng = fresh_rng()
-    sizes = [(3, 8, 4), (1, 9, 3), (5, 5, 2), (2, 6, 1), (4, 7, 10)] + [
-        (int(a), int(a + b), int(w)) for a, b, w in zip(
-            rng.integers(1, 7, 3), rng.integers(0, 9, 3), rng.integers(1, 8, 3))]
-    trials = [Trial(f"n_q = {n_q}, n_k = {n_k}, window = {w}", (n_q, n_k, w))
-              for n_q, n_k, w in sizes]
+    sizes = [(3, 8, 4, 0), (1, 9, 3, 2), (5, 5, 2, None), (2, 6, 1, 1), (4, 7, 10, 0),
+             (3, 4, 2, 3),  # sinks past the first queries' positions
+             (2, 12, 3, 4)] + [
+        (int(a), int(a + b), int(w), int(s)) for a, b, w, s in zip(
+            rng.integers(1, 7, 3), rng.integers(0, 9, 3), rng.integers(1, 8, 3),
+            rng.integers(0, 4, 3))]
+    trials = [Trial(f"n_q = {n_q}, n_k = {n_k}, window = {w}, "
+                    + ("n_sinks left to its default 0" if s is None else
+                       f"n_sinks = {s}"),
+                    (n_q, n_k, w) if s is None else (n_q, n_k, w, s))
+              for n_q, n_k, w, s in sizes]
 
-    def reference(n_q, n_k, window):
-        return window_mask(np.arange(n_k - n_q, n_k), np.arange(n_k), window=window)
+    def reference(n_q, n_k, window, n_sinks=0):
+        return window_mask(np.arange(n_k - n_q, n_k), np.arange(n_k), window=window,
+                           n_sinks=n_sinks)
 
     def compare(result, expected, trial):
         got, problem = as_array(result, "window_mask_after_cache")
@@ -121,34 +129,47 @@ def check_window_mask_after_cache(your_function):
             problem = f"the mask should have shape {expected.shape}, got {got.shape}"
         if problem is not None or np.array_equal(got, expected):
             return problem
-        n_q, n_k, w = trial.args
         for wrong, message in hints:
-            if np.array_equal(got, wrong(n_q, n_k, w)):
+            if np.array_equal(got, wrong(*trial.args)):
                 return message
+        n_q, n_k = trial.args[:2]
         i, j = (int(a) for a in np.argwhere(got != expected)[0])
         return (f"query {i} sits at position {n_k - n_q + i} and "
                 f"{'may' if expected[i, j] else 'may not'} see key {j}; your mask says "
                 "the opposite")
 
-    top_left = lambda n_q, n_k, w: window_mask(np.arange(n_q), np.arange(n_k), window=w)  # noqa: E731
+    def top_left(n_q, n_k, w, s=0):
+        return window_mask(np.arange(n_q), np.arange(n_k), window=w, n_sinks=s)
+
+    def after(n_q, n_k):
+        return np.arange(n_k - n_q, n_k)[:, None], np.arange(n_k)[None, :]
+
     hints = [(top_left, "your window starts at query position 0: the queries are the "
                         "last n_q tokens, at positions n_k - n_q + i, after the cache"),
-             (lambda n_q, n_k, w: reference(n_q, n_k, w + 1),
+             (lambda n_q, n_k, w, s=0: reference(n_q, n_k, w + 1, s),
               "each query sees window + 1 keys: the window counts the query itself, "
               "keys j with position - j < window"),
-             (lambda n_q, n_k, w: np.abs(np.arange(n_k - n_q, n_k)[:, None]
-                                         - np.arange(n_k)) < w,
+             (lambda n_q, n_k, w, s=0: (np.abs(after(n_q, n_k)[0] - after(n_q, n_k)[1])
+                                        < w) | reference(n_q, n_k, w, s),
               "the band reaches forward too: a query may not see keys after its own "
-              "position")]
+              "position"),
+             (lambda n_q, n_k, w, s=0: reference(n_q, n_k, w),
+              "the sinks are missing: every query also sees the first n_sinks "
+              "positions, however far back"),
+             (lambda n_q, n_k, w, s=0: reference(n_q, n_k, w) | (after(n_q, n_k)[1] < s)
+              & np.ones((n_q, 1), dtype=bool),
+              "a query sees a sink after its own position: a sink is a key like the "
+              "others, never a key after its own position")]
     for trial in trials:
         result, problem = call(your_function, *trial.args)
         if problem is None:
             problem = compare(result, reference(*trial.args), trial)
         if problem is not None:
             return verdict(False, f"for {trial.label}: {problem}")
-    return verdict(True, f"on {len(trials)} sizes (5 chosen, 3 random; decode steps, "
-                         "windows of 1 and wider than the cache) your mask equals the "
-                         "package's window_mask at the queries' positions.")
+    return verdict(True, f"on {len(trials)} sizes (7 chosen, 3 random; decode steps, "
+                         "windows of 1 and wider than the cache, 0 to 4 sinks, sinks "
+                         "past a query) your mask equals the package's window_mask at "
+                         "the queries' positions.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
