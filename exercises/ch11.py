@@ -10,8 +10,8 @@ name on purpose: the reader replaces the one with the other.
 import numpy as np
 
 from attention.practice.ch11 import (check_accept_rule, check_gather,
-                                     check_merge, check_paged_decode,
-                                     check_schedule_step)
+                                     check_expected_tokens, check_merge,
+                                     check_paged_decode, check_schedule_step)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -604,3 +604,74 @@ def schedule_step(running, waiting, free_blocks, block_size, max_batch):
         running.append(request)
     return running, waiting, free_blocks
 # --8<-- [end:ex5-wrong-admits-after-preempting]
+
+
+# --8<-- [start:ex6-starter]
+def expected_tokens(p, q):
+    """Expected tokens that one speculative round emits. p (..., k + 1, V):
+    the target's distributions at the k drafted positions and the one
+    after; q (..., k, V): the draft's, from which token i was drawn. Each
+    position's distributions are taken as fixed, whatever came before.
+    Returns (...,), in p's dtype."""
+    # Your code: this assumes every drafted token is kept.
+    return np.full(p.shape[:-2], p.shape[-2], dtype=p.dtype)
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def expected_tokens(p, q):
+    """Expected tokens that one speculative round emits. p (..., k + 1, V):
+    the target's distributions at the k drafted positions and the one
+    after; q (..., k, V): the draft's, from which token i was drawn. Each
+    position's distributions are taken as fixed, whatever came before.
+    Returns (...,), in p's dtype."""
+    alpha = np.minimum(p[..., :-1, :], q).sum(axis=-1)  # (..., k): kept
+    reach = np.cumprod(alpha, axis=-1)  # drafts 1..i all kept
+    return 1 + reach.sum(axis=-1)  # 1: the replacement or the bonus
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex6-wrong-no-bonus]
+# rejected with: adds the bonus token
+def expected_tokens(p, q):
+    alpha = np.minimum(p[..., :-1, :], q).sum(axis=-1)
+    reach = np.cumprod(alpha, axis=-1)
+    return 1 + reach.sum(axis=-1) - reach[..., -1] if reach.shape[-1] else (
+        np.ones(p.shape[:-2], p.dtype))
+# --8<-- [end:ex6-wrong-no-bonus]
+
+
+# --8<-- [start:ex6-wrong-one-alpha]
+# rejected with: its own α_i
+def expected_tokens(p, q):
+    k = q.shape[-2]
+    alpha = np.minimum(p[..., :-1, :], q).sum(axis=-1).mean(axis=-1)
+    safe = np.where(alpha == 1, 0.5, alpha)
+    return np.where(alpha == 1, k + 1, (1 - safe ** (k + 1)) / (1 - safe))
+# --8<-- [end:ex6-wrong-one-alpha]
+
+
+# --8<-- [start:ex6-wrong-same-token]
+# rejected with: not the chance
+def expected_tokens(p, q):
+    alpha = (p[..., :-1, :] * q).sum(axis=-1)  # both draw the same token
+    reach = np.cumprod(alpha, axis=-1)
+    return 1 + reach.sum(axis=-1)
+# --8<-- [end:ex6-wrong-same-token]
+
+
+# --8<-- [start:ex6-wrong-rows-shifted]
+# rejected with: row i of q goes with row i of p
+def expected_tokens(p, q):
+    alpha = np.minimum(p[..., 1:, :], q).sum(axis=-1)
+    reach = np.cumprod(alpha, axis=-1)
+    return 1 + reach.sum(axis=-1)
+# --8<-- [end:ex6-wrong-rows-shifted]
+
+
+# --8<-- [start:ex6-wrong-independent]
+# rejected with: Not yet
+def expected_tokens(p, q):
+    alpha = np.minimum(p[..., :-1, :], q).sum(axis=-1)
+    return 1 + alpha.sum(axis=-1)  # as if each position were reached
+# --8<-- [end:ex6-wrong-independent]

@@ -422,5 +422,104 @@ def _schedule_problem(got, want):
         return f"{want[2]} blocks should be free, you gave {free}"
     return None
 
+# Exercise 6 ---------------------------------------------------------------------------
+
+def expected_tokens_reference(p, q):
+    """Expected tokens of one speculative round, each position's acceptance
+    α_i = Σ_x min(p_i(x), q_i(x)): 1 + α_1 + α_1 α_2 + ... + α_1 ... α_k (the last
+    term's round keeps every draft and adds the bonus). Checked against the exact
+    enumeration ``round_outcomes`` in tests/practice/test_ch11.py."""
+    alpha = np.minimum(p[..., :-1, :], q).sum(axis=-1, dtype=np.float64)  # (..., k)
+    reach = np.cumprod(alpha, axis=-1)  # P(the first i drafts all kept)
+    return (1 + reach.sum(axis=-1)).astype(p.dtype)
+
+
+def _distributions(rng, shape, dtype, *, peaked=False):
+    logits = rng.normal(size=shape) * (8.0 if peaked else 1.0)
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(dtype)
+
+
+@redrawable
+def _round_trial(rng, lead, k, V, dtype=np.float64, *, draft="random"):
+    """Target p (..., k + 1, V) and draft q (..., k, V): a "random" draft, a
+    "perfect" one (q = p, α = 1), a "disjoint" one (no token both like, α = 0), or one
+    "falling": good at the first positions, poor at the last."""
+    p = _distributions(rng, (*lead, k + 1, V), dtype)
+    if draft == "perfect":
+        q = p[..., :-1, :].copy()
+    elif draft == "disjoint":  # p on the first half of the vocabulary, q on the rest
+        half = V // 2
+        p[..., :half] += 1e-3
+        p[..., half:] = 0
+        p /= p.sum(axis=-1, keepdims=True)
+        q = _distributions(rng, (*lead, k, V), dtype)
+        q[..., :half] = 0
+        q /= q.sum(axis=-1, keepdims=True)
+    elif draft == "falling":
+        w = np.linspace(0.95, 0.05, k)[:, None] if k else np.zeros((0, 1))
+        q = w * p[..., :-1, :] + (1 - w) * _distributions(rng, (*lead, k, V), dtype)
+    else:
+        q = _distributions(rng, (*lead, k, V), dtype, peaked=True)
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    label = (f"k = {k} drafted tokens, {V} tokens in the vocabulary, {axes}, "
+             f"{np.dtype(dtype).name}, a {draft} draft")
+    return Trial(label, (p.astype(dtype), q.astype(dtype)), {}, np.dtype(dtype))
+
+
+def check_expected_tokens(your_function):
+    """Exercise 6: your_function(p, q) = the expected tokens one round emits (...)."""
+    rng = fresh_rng()
+    trials = [_round_trial(rng, (), 3, 6, draft="falling"),
+              _round_trial(rng, (4,), 2, 5), _round_trial(rng, (2, 3), 4, 7),
+              _round_trial(rng, (3,), 3, 5, draft="perfect"),
+              _round_trial(rng, (2,), 3, 6, draft="disjoint"),
+              _round_trial(rng, (2,), 0, 4),
+              _round_trial(rng, (3,), 5, 8, np.float32, draft="falling"),
+              _round_trial(rng, (int(rng.integers(1, 4)),), int(rng.integers(1, 8)),
+                           int(rng.integers(2, 10)))]
+
+    def one_alpha(p, q):  # Leviathan's formula with the mean acceptance
+        k = q.shape[-2]
+        alpha = np.minimum(p[..., :-1, :], q).sum(-1).mean(-1)
+        with np.errstate(all="ignore"):
+            return np.where(alpha == 1, k + 1, (1 - alpha ** (k + 1)) / (1 - alpha))
+
+    hints = [(lambda p, q: expected_tokens_reference(p, q) - np.prod(
+                  np.minimum(p[..., :-1, :], q).sum(-1), axis=-1),
+              "a round that keeps every drafted token adds the bonus token, drawn "
+              "from the target's last distribution: k + 1 tokens, not k"),
+             (one_alpha, "one acceptance rate for all positions is the formula's "
+                         "assumption; here each position has its own α_i, and the "
+                         "round reaches position i only if 1 to i - 1 were kept"),
+             (lambda p, q: 1 + np.cumprod((p[..., :-1, :] * q).sum(-1), -1).sum(-1),
+              "the chance a drafted token is kept is Σ min(p, q), not the chance "
+              "that both models draw the same token"),
+             (lambda p, q: expected_tokens_reference(
+                  np.concatenate([p[..., 1:, :], p[..., -1:, :]], -2), q),
+              "q_i drafts the token that p_i judges: row i of q goes with row i of p, "
+              "and p's last row, k + 1, is the bonus's")]
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "expected_tokens")
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype, kind=False)
+        if problem is None:
+            return None
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        return problem
+
+    problem = first_failure(your_function, trials, expected_tokens_reference,
+                            what="expected_tokens", compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random rounds (0 to 7 drafted tokens; "
+                         "perfect, disjoint, falling and random drafts; no, one and "
+                         "two leading axes; float32) your expectation equals the "
+                         "exact one, bonus token included.")
+
 
 guard_checks(globals())

@@ -22,3 +22,21 @@ def test_admission_stops_at_the_head_that_does_not_fit_and_at_max_batch():
         [(1, 6)], [(2, 12), (3, 1)], 2)
     assert schedule_reference([(1, 3)], [(2, 1), (3, 2), (4, 1)], 50, 4, 3) == (
         [(1, 4), (2, 1), (3, 2)], [(4, 1)], 48)
+
+
+def test_expected_tokens_is_the_exact_enumeration_of_a_round():
+    """Distributions that do not depend on the context: the closed form equals the
+    sum over every outcome of one round (``round_outcomes``) of its length times
+    its probability."""
+    import numpy as np
+
+    from attention.practice.ch11 import expected_tokens_reference
+    from attention.serving.exact import round_outcomes
+
+    rng = np.random.default_rng(0)
+    k, V = 3, 4
+    p, q = rng.dirichlet(np.ones(V), size=k + 1), rng.dirichlet(np.ones(V), size=k)
+    outcomes = round_outcomes(lambda prefix: p[len(prefix)], lambda prefix: q[len(prefix)],
+                              (), k)
+    exact = sum(len(block) * w for block, w in outcomes.items())
+    assert abs(expected_tokens_reference(p, q) - exact) <= 1e-12
