@@ -54,20 +54,21 @@ def attention_weights(q, k, mask=None):
 
 
 # --8<-- [start:ex2-starter]
-def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores
-    of shape (batch, heads, n_q, n_k)."""
-    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
-    # Your code: real has shape (batch, n_k). Is that the shape to return?
-    return real
+def make_padding_mask(batch, pad="<pad>"):
+    """Boolean mask, True = a real token (not pad), for a batch of token
+    lists of equal length, padded on either side, that broadcasts against
+    scores of shape (batch, heads, n_q, n_k)."""
+    # Your code: this returns nothing yet.
+    return None
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
-def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores
-    of shape (batch, heads, n_q, n_k)."""
-    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+def make_padding_mask(batch, pad="<pad>"):
+    """Boolean mask, True = a real token (not pad), for a batch of token
+    lists of equal length, padded on either side, that broadcasts against
+    scores of shape (batch, heads, n_q, n_k)."""
+    real = np.array([[token != pad for token in seq] for seq in batch])
     # real is (batch, n_k); broadcasting aligns the LAST axes, so give it
     # axes of size 1 for heads and queries: (batch, 1, 1, n_k).
     return real[:, None, None, :]
@@ -76,21 +77,27 @@ def make_padding_mask(batch):
 
 
 # --8<-- [start:ex3-starter]
-def masked_attention(q, k, v, mask):
-    """Attention of q over k, v; mask (n_q, n_k): True = may attend.
-    One line has a bug: find it with the check."""
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    """Attention of q (batch, heads, n_q, d) over k, v (batch, heads, n_k,
+    d) with nn.MultiheadAttention's boolean masks, True = blocked:
+    attn_mask (n_q, n_k) for every sequence, key_padding_mask (batch, n_k)
+    for the keys of each sequence."""
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    scores = np.where(mask, -np.inf, scores)  # (..., n_q, n_k)
+    # Your code: no mask is applied yet.
     return softmax(scores, axis=-1) @ v
 # --8<-- [end:ex3-starter]
 
 
 # --8<-- [start:ex3-solution]
-def masked_attention(q, k, v, mask):
-    """Attention of q over k, v; mask (n_q, n_k): True = may attend."""
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    """Attention of q (batch, heads, n_q, d) over k, v (batch, heads, n_k,
+    d) with nn.MultiheadAttention's boolean masks, True = blocked:
+    attn_mask (n_q, n_k) for every sequence, key_padding_mask (batch, n_k)
+    for the keys of each sequence."""
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    # True = may attend: keep the score there, -inf where the mask is False.
-    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    padded = key_padding_mask[:, None, None, :]  # (batch, 1, 1, n_k)
+    blocked = attn_mask | padded  # blocked by either
+    scores = np.where(blocked, -np.inf, scores)
     return softmax(scores, axis=-1) @ v
 # --8<-- [end:ex3-solution]
 
@@ -272,47 +279,83 @@ def attention_weights(q, k, mask=None):
 
 # --8<-- [start:ex2-wrong-no-broadcast-axes]
 # rejected with: lines up the LAST axes
-def make_padding_mask(batch):
-    return np.array([[t != "<pad>" for t in seq] for seq in batch])
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[t != pad for t in seq] for seq in batch])
 # --8<-- [end:ex2-wrong-no-broadcast-axes]
 
 
 # --8<-- [start:ex2-wrong-query-axis]
 # rejected with: attends to <pad>
-def make_padding_mask(batch):
-    return np.array([[t != "<pad>" for t in seq] for seq in batch])[:, None, :, None]
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[t != pad for t in seq] for seq in batch])[:, None, :, None]
 # --8<-- [end:ex2-wrong-query-axis]
 
 
 # --8<-- [start:ex2-wrong-integers]
 # rejected with: dtype int64
-def make_padding_mask(batch):
-    return np.array([[int(t != "<pad>") for t in seq] for seq in batch])[:, None, None, :]
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[int(t != pad) for t in seq] for seq in batch])[:, None, None, :]
 # --8<-- [end:ex2-wrong-integers]
 
 
+# --8<-- [start:ex2-wrong-fixed-pad]
+# rejected with: the pad token is '[PAD]' here
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch])[:, None, None, :]
+# --8<-- [end:ex2-wrong-fixed-pad]
+
+
+# --8<-- [start:ex2-wrong-right-padding-only]
+# rejected with: attends to [PAD]
+def make_padding_mask(batch, pad="<pad>"):
+    lengths = np.array([sum(t != pad for t in seq) for seq in batch])
+    n = len(batch[0])  # the first `length` tokens are real: right padding only
+    return (np.arange(n)[None, :] < lengths[:, None])[:, None, None, :]
+# --8<-- [end:ex2-wrong-right-padding-only]
+
+
 # --8<-- [start:ex3-wrong-blocks-the-allowed]
-# rejected with: the mask is inverted
-def masked_attention(q, k, v, mask):
+# rejected with: read the other way round
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    return softmax(np.where(~mask, scores, -np.inf), axis=-1) @ v
+    allowed = attn_mask & key_padding_mask[:, None, None, :]  # True = may attend
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
 # --8<-- [end:ex3-wrong-blocks-the-allowed]
 
 
 # --8<-- [start:ex3-wrong-multiplies]
-# rejected with: on q (4, 8)
-def masked_attention(q, k, v, mask):
+# rejected with: on q (2, 3, 4, 8)
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    return softmax(scores * mask, axis=-1) @ v
+    keep = ~(attn_mask | key_padding_mask[:, None, None, :])
+    return softmax(scores * keep, axis=-1) @ v
 # --8<-- [end:ex3-wrong-multiplies]
 
 
 # --8<-- [start:ex3-wrong-zeroes-after]
-# rejected with: on q (4, 8)
-def masked_attention(q, k, v, mask):
+# rejected with: on q (2, 3, 4, 8)
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    return (softmax(scores, axis=-1) * mask) @ v
+    keep = ~(attn_mask | key_padding_mask[:, None, None, :])
+    return (softmax(scores, axis=-1) * keep) @ v
 # --8<-- [end:ex3-wrong-zeroes-after]
+
+
+# --8<-- [start:ex3-wrong-no-padding]
+# rejected with: the key padding mask is ignored
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return softmax(np.where(attn_mask, -np.inf, scores), axis=-1) @ v
+# --8<-- [end:ex3-wrong-no-padding]
+
+
+# --8<-- [start:ex3-wrong-both-needed]
+# rejected with: when either mask blocks it
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    blocked = attn_mask & key_padding_mask[:, None, None, :]
+    return softmax(np.where(blocked, -np.inf, scores), axis=-1) @ v
+# --8<-- [end:ex3-wrong-both-needed]
 
 
 # --8<-- [start:ex4-wrong-no-scaling]

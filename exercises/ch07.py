@@ -12,7 +12,8 @@ from collections import Counter
 
 import numpy as np
 
-from attention.practice.ch07 import (check_adamw_groups, check_clip_grad_norm,
+from attention.practice.ch07 import (check_accumulate, check_adamw_groups,
+                                     check_clip_grad_norm,
                                      check_merge_step, check_smoothed_cross_entropy,
                                      check_warmup_cosine)
 # --8<-- [end:imports]
@@ -486,3 +487,79 @@ def smoothed_cross_entropy(logits, targets, smoothing=0.0, ignore_index=-100):
     rows = (1 - smoothing) * nll - smoothing * np.mean(log_p, axis=-1)
     return float(np.sum(rows[keep]) / np.sum(keep))
 # --8<-- [end:ex5-wrong-ignore-minus-100]
+
+
+# --8<-- [start:ex6-starter]
+def accumulate(grads, counts):
+    """The gradient of the mean loss over every token of a batch, from its
+    micro-batches: grads[i] {name: array} is the gradient of micro-batch
+    i's own mean loss over its counts[i] tokens (NaN when it has none).
+    counts: a list or an integer array. Returns {name: array}."""
+    # Your code: this keeps the first micro-batch's gradient only.
+    return {name: g.copy() for name, g in grads[0].items()}
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def accumulate(grads, counts):
+    """The gradient of the mean loss over every token of a batch, from its
+    micro-batches: grads[i] {name: array} is the gradient of micro-batch
+    i's own mean loss over its counts[i] tokens (NaN when it has none).
+    counts: a list or an integer array. Returns {name: array}."""
+    total = sum(int(n) for n in counts)  # Python ints: no overflow
+    out = {name: np.zeros_like(g) for name, g in grads[0].items()}
+    for g, n in zip(grads, counts):
+        if n == 0:
+            continue  # the mean of no tokens: NaN, and no weight
+        for name in out:
+            out[name] += g[name] * (int(n) / total)
+    return out
+# --8<-- [end:ex6-solution]
+
+
+# --8<-- [start:ex6-wrong-mean-of-means]
+# rejected with: weigh each by its tokens
+def accumulate(grads, counts):
+    kept = [g for g, n in zip(grads, counts) if n]
+    return {name: sum(g[name] for g in kept) / len(kept) for name in grads[0]}
+# --8<-- [end:ex6-wrong-mean-of-means]
+
+
+# --8<-- [start:ex6-wrong-zero-weight-nan]
+# rejected with: holds NaN
+def accumulate(grads, counts):
+    total = sum(int(n) for n in counts)
+    out = {name: np.zeros_like(g) for name, g in grads[0].items()}
+    for g, n in zip(grads, counts):
+        for name in out:
+            out[name] += g[name] * (int(n) / total)  # 0 * NaN is NaN
+    return out
+# --8<-- [end:ex6-wrong-zero-weight-nan]
+
+
+# --8<-- [start:ex6-wrong-int32-total]
+# rejected with: Not yet
+def accumulate(grads, counts):
+    total = int(np.sum(np.asarray(counts), dtype=np.int32))  # wraps past 2**31
+    out = {name: np.zeros_like(g) for name, g in grads[0].items()}
+    for g, n in zip(grads, counts):
+        if n == 0:
+            continue
+        for name in out:
+            out[name] += g[name] * (int(n) / total)
+    return out
+# --8<-- [end:ex6-wrong-int32-total]
+
+
+# --8<-- [start:ex6-wrong-float64]
+# rejected with: float32
+def accumulate(grads, counts):
+    total = sum(int(n) for n in counts)
+    out = {name: np.zeros(g.shape) for name, g in grads[0].items()}  # float64
+    for g, n in zip(grads, counts):
+        if n == 0:
+            continue
+        for name in out:
+            out[name] += g[name] * (int(n) / total)
+    return out
+# --8<-- [end:ex6-wrong-float64]

@@ -394,5 +394,84 @@ def check_smoothed_cross_entropy(your_function):
                          "spread over thousands) your loss equals PyTorch's "
                          "cross_entropy.")
 
+# Exercise 6 ---------------------------------------------------------------------------
+
+def accumulate_reference(grads, counts):
+    """The gradient of the mean loss over every token of the batch, from each
+    micro-batch's gradient of its own mean: Σ_i n_i g_i / Σ_i n_i, micro-batches
+    without a token left out (their mean is 0/0)."""
+    total = float(sum(int(n) for n in counts))
+    out = {}
+    for name, first in grads[0].items():
+        acc = np.zeros(first.shape, np.float64)
+        for g, n in zip(grads, counts):
+            if int(n):
+                acc += (int(n) / total) * g[name]
+        out[name] = acc.astype(first.dtype)
+    return out
+
+
+@redrawable
+def _accumulate_trial(rng, counts, dtype=np.float64):
+    """Micro-batch gradients of random shapes; a micro-batch of 0 tokens has NaN
+    gradients (the mean of nothing), as a framework would give."""
+    shapes = {"W": (int(rng.integers(2, 5)), 3), "b": (int(rng.integers(2, 6)),)}
+    grads = []
+    for n in counts:
+        grads.append({name: (rng.normal(size=shape) if int(n) else
+                             np.full(shape, np.nan)).astype(dtype)
+                      for name, shape in shapes.items()})
+    shown = counts.tolist() if isinstance(counts, np.ndarray) else list(counts)
+    label = (f"{len(counts)} micro-batches of {shown} tokens, {np.dtype(dtype).name}"
+             + (" (a NumPy int64 array)" if isinstance(counts, np.ndarray) else ""))
+    return Trial(label, (grads, counts), {}, np.dtype(dtype))
+
+
+def check_accumulate(your_function):
+    """Exercise 6: your_function(grads, counts) = the whole batch's gradient."""
+    rng = fresh_rng()
+    trials = [_accumulate_trial(rng, [3, 7, 2]),
+              _accumulate_trial(rng, [5, 5]),
+              _accumulate_trial(rng, [4, 0, 6]),  # one micro-batch all padding
+              _accumulate_trial(rng, [1]),
+              _accumulate_trial(rng, np.array([3_000_000_000, 1_500_000_000,
+                                               2_000_000_000], dtype=np.int64)),
+              _accumulate_trial(rng, [8, 3, 5], np.float32),
+              _accumulate_trial(rng, [int(n) for n in rng.integers(0, 40, 4)] + [1])]
+
+    def mean_of_means(grads, counts):
+        kept = [g for g, n in zip(grads, counts) if int(n)]
+        return {k: sum(g[k] for g in kept) / len(kept) for k in grads[0]}
+
+    hints = [(mean_of_means, "a mean of the micro-batches' means weighs a short "
+                             "micro-batch like a long one; weigh each by its tokens")]
+
+    def compare(result, expected, trial):
+        if not isinstance(result, dict) or result.keys() != expected.keys():
+            return f"return a dict with the keys {sorted(expected)}"
+        for name, want in expected.items():
+            got, problem = as_array(result[name], f"gradient {name!r}")
+            problem = problem or difference(got, want, trial.dtype)
+            if problem is None:
+                continue
+            if got.shape == want.shape and np.isnan(got).any():
+                return (f"gradient {name!r} holds NaN: a micro-batch of 0 tokens has "
+                        "no mean (its gradient is NaN) and carries no weight; leave it "
+                        "out")
+            for wrong, message in hints:
+                if matches(got, wrong(*trial.args)[name], trial.dtype):
+                    return message
+            return f"gradient {name!r}: {problem}"
+        return None
+
+    problem = first_failure(your_function, trials, accumulate_reference,
+                            what="accumulate", compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random batches (1 to 5 micro-batches, "
+                         "equal and unequal, one of 0 tokens, counts summing past "
+                         "2^32, float32) your gradient equals that of the mean loss "
+                         "over every token.")
+
 
 guard_checks(globals())

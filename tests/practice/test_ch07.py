@@ -2,6 +2,7 @@
 against PyTorch in float64."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -47,3 +48,18 @@ def test_smoothed_cross_entropy_is_pytorchs(smoothing, ignore_index):
         ignore_index=ignore_index)
     got = smoothed_reference(logits, targets, smoothing, ignore_index)
     assert abs(got - float(theirs)) <= 1e-12 * abs(got)
+
+
+def test_accumulated_gradient_is_the_mean_over_every_token():
+    """Per-token gradients cut into micro-batches of 3, 0, 5 and 1 tokens: weighing
+    each micro-batch's mean by its tokens gives the mean over all 9."""
+    from attention.practice.ch07 import accumulate_reference
+
+    rng = np.random.default_rng(3)
+    per_token = rng.normal(size=(9, 2, 3))
+    cuts = [(0, 3), (3, 3), (3, 8), (8, 9)]
+    with warnings.catch_warnings():  # the empty micro-batch's mean is NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        grads = [{"W": per_token[a:b].mean(axis=0)} for a, b in cuts]
+    got = accumulate_reference(grads, [b - a for a, b in cuts])["W"]
+    np.testing.assert_allclose(got, per_token.mean(axis=0), rtol=1e-14, atol=1e-15)
