@@ -9,9 +9,9 @@ name on purpose: the reader replaces the one with the other.
 # --8<-- [start:imports]
 import numpy as np
 
-from attention.practice.ch11 import (check_accept_rule, check_gather,
-                                     check_expected_tokens, check_merge,
-                                     check_paged_decode, check_schedule_step)
+from attention.practice.ch11 import (check_accept_rule, check_expected_tokens,
+                                     check_paged_decode, check_reusable_blocks,
+                                     check_schedule_step, check_write_slots)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -87,119 +87,195 @@ def accept_rule(p, q, drafted):
 
 
 # --8<-- [start:ex2-starter]
-def gather(blocks, table, length):
-    """One sequence's keys from a paged cache.
+def write_slots(blocks, table, start, new):
+    """The pool after writing one sequence's new keys through its table.
 
     blocks (n_blocks, n_kv_heads, block_size, d_head): the pool; table
-    (n_used,): the sequence's block ids, in order; length: its slots.
-    Returns (n_kv_heads, length, d_head): slot j is in block
-    table[j // block_size] at offset j % block_size.
-    """
-    # Your code: this reads the first block only.
-    return blocks[table[0]][:, :length]
+    (n_used,): the sequence's block ids, in order; new (n_kv_heads, n_new,
+    d_head): the keys of its slots start .. start + n_new - 1. Slot j is
+    in block table[j // block_size] at offset j % block_size. Returns a
+    new pool; blocks is left as it is."""
+    # Your code: this writes nothing.
+    return blocks.copy()
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
-def gather(blocks, table, length):
-    """One sequence's keys from a paged cache.
+def write_slots(blocks, table, start, new):
+    """The pool after writing one sequence's new keys through its table.
 
     blocks (n_blocks, n_kv_heads, block_size, d_head): the pool; table
-    (n_used,): the sequence's block ids, in order; length: its slots.
-    Returns (n_kv_heads, length, d_head): slot j is in block
-    table[j // block_size] at offset j % block_size.
-    """
-    picked = blocks[table]                  # (n_used, heads, bs, d_head)
-    picked = picked.transpose(1, 0, 2, 3)   # (heads, n_used, bs, d_head)
-    heads, d_head = picked.shape[0], picked.shape[-1]
-    return picked.reshape(heads, -1, d_head)[:, :length]
+    (n_used,): the sequence's block ids, in order; new (n_kv_heads, n_new,
+    d_head): the keys of its slots start .. start + n_new - 1. Slot j is
+    in block table[j // block_size] at offset j % block_size. Returns a
+    new pool; blocks is left as it is."""
+    pool = blocks.copy()
+    slots = np.arange(start, start + new.shape[1])
+    ids = np.asarray(table)[slots // blocks.shape[2]]  # each slot's block
+    offsets = slots % blocks.shape[2]
+    # pool[ids[t], :, offsets[t]] = new[:, t] for every t, at once:
+    pool[ids, :, offsets] = np.swapaxes(new, 0, 1)  # (n_new, heads, d_head)
+    return pool
 # --8<-- [end:ex2-solution]
 
+# --8<-- [start:ex2-wrong-from-slot-zero]
+# rejected with: from slot start
+def write_slots(blocks, table, start, new):
+    pool = blocks.copy()
+    slots = np.arange(new.shape[1])  # as if the sequence were empty
+    ids = np.asarray(table)[slots // blocks.shape[2]]  # each slot's block
+    offsets = slots % blocks.shape[2]
+    # pool[ids[t], :, offsets[t]] = new[:, t] for every t, at once:
+    pool[ids, :, offsets] = np.swapaxes(new, 0, 1)  # (n_new, heads, d_head)
+    return pool
+# --8<-- [end:ex2-wrong-from-slot-zero]
 
-# --8<-- [start:ex2-wrong-no-transpose]
-# rejected with: the heads and the blocks got mixed
-def gather(blocks, table, length):
-    picked = blocks[table]
-    return picked.reshape(blocks.shape[1], -1, blocks.shape[-1])[:, :length]
-# --8<-- [end:ex2-wrong-no-transpose]
+# --8<-- [start:ex2-wrong-table-index]
+# rejected with: the block the table names
+def write_slots(blocks, table, start, new):
+    pool = blocks.copy()
+    slots = np.arange(start, start + new.shape[1])
+    ids = slots // blocks.shape[2]  # the table's index, not its block
+    offsets = slots % blocks.shape[2]
+    # pool[ids[t], :, offsets[t]] = new[:, t] for every t, at once:
+    pool[ids, :, offsets] = np.swapaxes(new, 0, 1)  # (n_new, heads, d_head)
+    return pool
+# --8<-- [end:ex2-wrong-table-index]
 
+# --8<-- [start:ex2-wrong-heads-mixed]
+# rejected with: heads
+def write_slots(blocks, table, start, new):
+    pool = blocks.copy()
+    slots = np.arange(start, start + new.shape[1])
+    ids = np.asarray(table)[slots // blocks.shape[2]]  # each slot's block
+    offsets = slots % blocks.shape[2]
+    # pool[ids[t], :, offsets[t]] = new[:, t] for every t, at once:
+    pool[ids, :, offsets] = new.reshape(new.shape[1], new.shape[0], -1)
+    return pool
+# --8<-- [end:ex2-wrong-heads-mixed]
 
-# --8<-- [start:ex2-wrong-sorted]
-# rejected with: the table's order
-def gather(blocks, table, length):
-    picked = blocks[np.sort(table)].transpose(1, 0, 2, 3)
-    return picked.reshape(picked.shape[0], -1, picked.shape[-1])[:, :length]
-# --8<-- [end:ex2-wrong-sorted]
+# --8<-- [start:ex2-wrong-in-place]
+# rejected with: in place
+def write_slots(blocks, table, start, new):
+    slots = np.arange(start, start + new.shape[1])
+    ids = np.asarray(table)[slots // blocks.shape[2]]
+    blocks[ids, :, slots % blocks.shape[2]] = np.swapaxes(new, 0, 1)
+    return blocks
+# --8<-- [end:ex2-wrong-in-place]
 
-
-# --8<-- [start:ex2-wrong-first-blocks]
-# rejected with: read the blocks the table names
-def gather(blocks, table, length):
-    picked = blocks[:len(table)].transpose(1, 0, 2, 3)
-    return picked.reshape(picked.shape[0], -1, picked.shape[-1])[:, :length]
-# --8<-- [end:ex2-wrong-first-blocks]
-
-
-# --8<-- [start:ex2-wrong-whole-blocks]
-# rejected with: should have shape
-def gather(blocks, table, length):
-    picked = blocks[table].transpose(1, 0, 2, 3)
-    return picked.reshape(picked.shape[0], -1, picked.shape[-1])
-# --8<-- [end:ex2-wrong-whole-blocks]
-
+# --8<-- [start:ex2-wrong-sorted-table]
+# rejected with: Not yet
+def write_slots(blocks, table, start, new):
+    pool = blocks.copy()
+    slots = np.arange(start, start + new.shape[1])
+    ids = np.sort(table)[slots // blocks.shape[2]]
+    offsets = slots % blocks.shape[2]
+    # pool[ids[t], :, offsets[t]] = new[:, t] for every t, at once:
+    pool[ids, :, offsets] = np.swapaxes(new, 0, 1)  # (n_new, heads, d_head)
+    return pool
+# --8<-- [end:ex2-wrong-sorted-table]
 
 # --8<-- [start:ex3-starter]
-def merge(outputs, lses):
-    """Merge split-KV chunks: outputs (n_chunks, n_q, d_v), each chunk's
-    attention output, and lses (n_chunks, n_q), the log-sum-exp of its
-    scores (-inf for a fully masked chunk). Returns (n_q, d_v), the
-    output of attention over all the chunks' keys."""
-    # Your code: this averages the chunks, as if they weighed the same.
-    return outputs.mean(axis=0)
+def reusable_blocks(prompt, cached, block_size):
+    """How many blocks of prompt's KV cache a prefix cache can hand back:
+    cached holds earlier token lists whose full blocks were kept, each
+    block found by its tokens and all the tokens before it. The prompt's
+    last token is always computed (its logits give the next token)."""
+    # Your code: this finds nothing in the cache.
+    return 0
 # --8<-- [end:ex3-starter]
 
 
 # --8<-- [start:ex3-solution]
-def merge(outputs, lses):
-    """Merge split-KV chunks: outputs (n_chunks, n_q, d_v), each chunk's
-    attention output, and lses (n_chunks, n_q), the log-sum-exp of its
-    scores (-inf for a fully masked chunk). Returns (n_q, d_v), the
-    output of attention over all the chunks' keys."""
-    top = lses.max(axis=0)                          # (n_q,)
-    shift = np.where(np.isfinite(top), top, 0.0)    # all masked: 0
-    weights = np.exp(lses - shift)                  # (n_chunks, n_q) <= 1
-    total = weights.sum(axis=0)                     # (n_q,)
-    merged = (weights[..., None] * outputs).sum(axis=0)
-    return merged / np.where(total > 0, total, 1.0)[:, None]
+def reusable_blocks(prompt, cached, block_size):
+    """How many blocks of prompt's KV cache a prefix cache can hand back:
+    cached holds earlier token lists whose full blocks were kept, each
+    block found by its tokens and all the tokens before it. The prompt's
+    last token is always computed (its logits give the next token)."""
+    best = 0
+    for earlier in cached:
+        same = 0  # the length of the common prefix
+        for a, b in zip(prompt, earlier):
+            if a != b:
+                break
+            same += 1
+        usable = min(same, len(prompt) - 1)  # leave the last token
+        best = max(best, usable // block_size)  # full blocks only
+    return best
 # --8<-- [end:ex3-solution]
 
+# --8<-- [start:ex3-wrong-last-token]
+# rejected with: last token
+def reusable_blocks(prompt, cached, block_size):
+    best = 0
+    for earlier in cached:
+        same = 0  # the length of the common prefix
+        for a, b in zip(prompt, earlier):
+            if a != b:
+                break
+            same += 1
+        usable = same
+        best = max(best, usable // block_size)  # full blocks only
+    return best
+# --8<-- [end:ex3-wrong-last-token]
 
-# --8<-- [start:ex3-wrong-unshifted]
-# rejected with: overflows near +1000
-def merge(outputs, lses):
-    weights = np.exp(lses)
-    total = weights.sum(axis=0)
-    merged = (weights[..., None] * outputs).sum(axis=0)
-    return merged / np.where(total > 0, total, 1.0)[:, None]
-# --8<-- [end:ex3-wrong-unshifted]
+# --8<-- [start:ex3-wrong-partial-block]
+# rejected with: full blocks
+def reusable_blocks(prompt, cached, block_size):
+    best = 0
+    for earlier in cached:
+        same = 0  # the length of the common prefix
+        for a, b in zip(prompt, earlier):
+            if a != b:
+                break
+            same += 1
+        usable = min(same, len(prompt) - 1)  # leave the last token
+        best = max(best, -(-usable // block_size))  # a part-filled block too
+    return best
+# --8<-- [end:ex3-wrong-partial-block]
 
+# --8<-- [start:ex3-wrong-any-matching-block]
+# rejected with: can be reused
+def reusable_blocks(prompt, cached, block_size):
+    best = 0
+    n_blocks = (len(prompt) - 1) // block_size
+    for earlier in cached:
+        found = 0
+        for i in range(n_blocks):  # blocks equal at the same place, anywhere
+            piece = slice(i * block_size, (i + 1) * block_size)
+            if list(prompt[piece]) == list(earlier[piece]):
+                found += 1
+        best = max(best, found)
+    return best
+# --8<-- [end:ex3-wrong-any-matching-block]
 
-# --8<-- [start:ex3-wrong-nan-when-all-masked]
-# rejected with: gets zeros, not NaN
-def merge(outputs, lses):
-    weights = np.exp(lses - lses.max(axis=0))
-    merged = (weights[..., None] * outputs).sum(axis=0)
-    return merged / weights.sum(axis=0)[:, None]
-# --8<-- [end:ex3-wrong-nan-when-all-masked]
+# --8<-- [start:ex3-wrong-last-cached-only]
+# rejected with: Not yet
+def reusable_blocks(prompt, cached, block_size):
+    best = 0
+    for earlier in cached[-1:]:  # the latest only
+        same = 0  # the length of the common prefix
+        for a, b in zip(prompt, earlier):
+            if a != b:
+                break
+            same += 1
+        usable = min(same, len(prompt) - 1)  # leave the last token
+        best = max(best, usable // block_size)  # full blocks only
+    return best
+# --8<-- [end:ex3-wrong-last-cached-only]
 
-
-# --8<-- [start:ex3-wrong-unnormalised]
-# rejected with: divided by their sum
-def merge(outputs, lses):
-    top = lses.max(axis=0)
-    weights = np.exp(lses - np.where(np.isfinite(top), top, 0.0))
-    return (weights[..., None] * outputs).sum(axis=0)
-# --8<-- [end:ex3-wrong-unnormalised]
+# --8<-- [start:ex3-wrong-blocks-from-several]
+# rejected with: and all the tokens before it
+def reusable_blocks(prompt, cached, block_size):
+    n_blocks = (len(prompt) - 1) // block_size
+    found = 0
+    for i in range(n_blocks):  # found by its own tokens, not its prefix's
+        piece = slice(i * block_size, (i + 1) * block_size)
+        if not any(list(prompt[piece]) == list(e[piece]) for e in cached):
+            break
+        found += 1
+    return found
+# --8<-- [end:ex3-wrong-blocks-from-several]
 
 
 # --8<-- [start:ex1-wrong-residual-of-row-0]
@@ -221,22 +297,6 @@ def accept_rule(p, q, drafted):
     residual = np.where(total > 0, extra / safe, p[:1])
     return accept, residual
 # --8<-- [end:ex1-wrong-residual-of-row-0]
-
-
-# --8<-- [start:ex3-wrong-smallest-lse-shift]
-# rejected with: spread over
-def merge(outputs, lses):
-    """Merge split-KV chunks: outputs (n_chunks, n_q, d_v), each chunk's
-    attention output, and lses (n_chunks, n_q), the log-sum-exp of its
-    scores (-inf for a fully masked chunk). Returns (n_q, d_v), the
-    output of attention over all the chunks' keys."""
-    top = lses.min(axis=0)                          # (n_q,)
-    shift = np.where(np.isfinite(top), top, 0.0)    # all masked: 0
-    weights = np.exp(lses - shift)                  # (n_chunks, n_q) <= 1
-    total = weights.sum(axis=0)                     # (n_q,)
-    merged = (weights[..., None] * outputs).sum(axis=0)
-    return merged / np.where(total > 0, total, 1.0)[:, None]
-# --8<-- [end:ex3-wrong-smallest-lse-shift]
 
 
 # --8<-- [start:ex4-starter]

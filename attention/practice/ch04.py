@@ -325,12 +325,21 @@ def packed_reference(doc_ids, window):
                       for j in range(n)] for i in range(n)])
 
 
-@redrawable
 def _packed_trial(rng, lengths, window):
     ids = np.repeat(np.arange(len(lengths)), lengths)
     if rng.random() < 0.5:  # ids need not be 0, 1, 2, ...: any label per document
         ids = rng.permutation(50)[ids]
     return Trial(f"documents of {list(lengths)} tokens, window = {window}", (ids, window))
+
+
+@redrawable
+def _random_documents_trial(rng, n, window):
+    """Documents of random lengths, n tokens in all: drawn again, the mask changes."""
+    cuts = np.sort(rng.choice(np.arange(1, n), size=int(rng.integers(1, 4)),
+                              replace=False))
+    ids = np.repeat(np.arange(len(cuts) + 1), np.diff(np.concatenate([[0], cuts, [n]])))
+    return Trial(f"documents of random lengths, {n} tokens in all, window = {window}",
+                 (rng.permutation(50)[ids], window))
 
 
 def check_sliding_window_mask(your_function):
@@ -339,7 +348,8 @@ def check_sliding_window_mask(your_function):
     rng = fresh_rng()
     cases = [([6], 3), ([3, 4], 2), ([2, 5, 3], 4), ([1, 1, 4], 1), ([4, 3], 10),
              ([5, 6], 5), ([1, 7], 3)]
-    trials = [_packed_trial(rng, lengths, w) for lengths, w in cases]
+    trials = [_packed_trial(rng, lengths, w) for lengths, w in cases] + [
+        _random_documents_trial(rng, 10, 3)]
     band = lambda ids, w: ((ids[:, None] == ids[None, :])  # noqa: E731
                            & (np.abs(np.arange(len(ids))[:, None] - np.arange(len(ids)))
                               < w))

@@ -13,7 +13,6 @@ from attention.practice.verdict import call, guard_checks, verdict
 from attention.serving.paged import gather
 from attention.softmax import softmax
 from attention.serving.speculative import acceptance, residuals
-from attention.serving.split_kv import merge_chunks
 
 
 # Exercise 1 ---------------------------------------------------------------------------
@@ -96,96 +95,137 @@ def check_accept_rule(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+def write_reference(blocks, table, start, new, *, ids=None):
+    """The pool with the new keys written slot by slot (``ids`` replaces the table's
+    block ids, to name a mistake); ``gather`` of the result reads them back
+    (tests/practice/test_ch11.py)."""
+    pool = blocks.copy()
+    table = np.asarray(table) if ids is None else ids
+    for t in range(new.shape[1]):
+        slot = start + t
+        pool[table[slot // blocks.shape[2]], :, slot % blocks.shape[2]] = new[:, t]
+    return pool
+
+
 @redrawable
-def _gather_trial(rng, n_blocks, heads, block_size, d, length):
-    blocks = rng.normal(size=(n_blocks, heads, block_size, d))
-    n_used = -(-length // block_size)
+def _write_trial(rng, n_blocks, heads, block_size, d, start, n_new, dtype=np.float64):
+    """A pool, a table out of order (never 0, 1, 2, ...: built, not drawn by luck),
+    new keys for slots start .. start + n_new - 1."""
+    blocks = rng.normal(size=(n_blocks, heads, block_size, d)).astype(dtype)
+    n_used = -(-(start + n_new) // block_size)
     table = rng.choice(n_blocks, n_used, replace=False)
-    # Never blocks 0 .. n_used - 1 in some order (reading those would look like
-    # reading the table sorted), and out of order, always: built, not drawn by luck.
     while np.array_equal(np.sort(table), np.arange(n_used)) or (
             n_used > 1 and np.all(np.diff(table) > 0)):
         table = rng.choice(n_blocks, n_used, replace=False)
-    which = f"{n_used} blocks out of order" if n_used > 1 else "1 block"
-    return Trial(f"blocks {shape_text(blocks.shape)}, a table of {which}, length "
-                 f"{length}", (blocks, table, length))
+    new = rng.normal(size=(heads, n_new, d)).astype(dtype)
+    return Trial(f"blocks {shape_text(blocks.shape)}, a table of {n_used} block"
+                 f"{'s' * (n_used != 1)}, {n_new} new slot{'s' * (n_new != 1)} from "
+                 f"slot {start}, {np.dtype(dtype).name}",
+                 (blocks, table, start, new), {}, np.dtype(dtype))
 
 
-def check_gather(your_function):
-    """Exercise 2: your_function(blocks, table, length) = the sequence's keys."""
+def check_write_slots(your_function):
+    """Exercise 2: your_function(blocks, table, start, new) = the pool with the new
+    keys written through the table."""
     rng = fresh_rng()
-    trials = [_gather_trial(rng, 9, 2, 4, 3, 10), _gather_trial(rng, 6, 3, 2, 5, 7),
-              _gather_trial(rng, 12, 1, 3, 2, 9), _gather_trial(rng, 5, 2, 5, 4, 3)]
+    trials = [_write_trial(rng, 9, 2, 4, 3, 5, 6), _write_trial(rng, 6, 3, 2, 5, 0, 3),
+              _write_trial(rng, 12, 2, 3, 2, 7, 1), _write_trial(rng, 8, 1, 4, 4, 4, 8),
+              _write_trial(rng, 7, 2, 3, 2, 2, 5, np.float32)]
     hints = [
-        (lambda b, t, n: b[t].reshape(b.shape[1], -1, b.shape[-1])[:, :n],
-         "the heads and the blocks got mixed: move the heads axis first, then join "
-         "the blocks"),
-        (lambda b, t, n: gather(b, np.sort(t), n),
-         "the blocks were read in sorted order; the table's order is the sequence's"),
-        (lambda b, t, n: gather(b, np.arange(len(t)), n),
-         "blocks 0, 1, 2, ... were read; read the blocks the table names"),
-    ]
-    return judge(your_function, trials, gather, what="gather", hints=hints,
-                 success="your keys are the sequence's slots, in order.")
+        (lambda b, t, s, n: write_reference(b, t, 0, n),
+         "the new keys were written from slot 0; they go from slot start on, after "
+         "what the sequence already holds"),
+        (lambda b, t, s, n: write_reference(b, t, s, n, ids=np.arange(len(t))),
+         "blocks 0, 1, 2, ... were written: slot j goes to the block the table names, "
+         "table[j // block_size]"),
+        (lambda b, t, s, n: write_reference(b, t, s, n.reshape(n.shape[1], n.shape[0],
+                                                               -1).swapaxes(0, 1)),
+         "the heads and the slots got mixed: new is (heads, n_new, d_head)")]
+    return judge(your_function, trials, write_reference, what="write_slots",
+                 hints=hints, success="your pool holds the new keys in their slots "
+                                      "and every other slot as it was.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
 
-@redrawable
-def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0, rows=None):
-    outputs = rng.normal(size=(n_chunks, n_q, d))
-    lses = rng.normal(size=(n_chunks, n_q)) * spread + shift
-    if rows is not None:  # each query's log-sum-exps at its own level: one shift for
-        lses += np.asarray(rows, float)  # all queries underflows the lowest
-    for c in masked:  # a chunk with every key masked: output 0, lse -inf
-        outputs[c], lses[c] = 0.0, -np.inf
-    label = f"{n_chunks} chunks of outputs {shape_text(outputs.shape[1:])}"
-    label += f" with log-sum-exps near {shift:+g}" if shift else ""
-    label += f", log-sum-exps spread over ±{spread:g}" if spread > 100 else ""
-    label += (", log-sum-exps near " + ", ".join(f"{r:+g}" for r in rows) + " by query"
-              if rows is not None else "")
-    label += f", chunk{'s' if len(masked) > 1 else ''} {list(masked)} masked" if masked else ""
-    return Trial(label, (outputs, lses))
+def reusable_reference(prompt, cached, block_size, *, keep_last=True, whole=True,
+                       chained=True):
+    """Blocks of prompt a prefix cache hands back: the longest common prefix with a
+    cached token list, the last token left out, in full blocks (checked against the
+    package's PrefixCache in tests/practice/test_ch11.py). The keywords make a
+    mistake, to name it."""
+    limit = len(prompt) - 1 if keep_last else len(prompt)
+    if not chained:  # each block found by its own tokens, wherever the prefix differs
+        found = 0
+        for i in range(limit // block_size):
+            piece = slice(i * block_size, (i + 1) * block_size)
+            if not any(list(prompt[piece]) == list(c[piece]) for c in cached):
+                break
+            found += 1
+        return found
+    best = 0
+    for earlier in cached:
+        same = next((i for i, (a, b) in enumerate(zip(prompt, earlier)) if a != b),
+                    min(len(prompt), len(earlier)))
+        usable = min(same, limit)
+        best = max(best, usable // block_size if whole else -(-usable // block_size))
+    return best
 
 
-def _unnormalised(o, l):
-    with np.errstate(all="ignore"):
-        return (np.exp(l - l.max(0))[..., None] * o).sum(0)
+def _prefix_cases(rng):
+    """(prompt, cached, block_size, what it tests): each rule's edge built in."""
+    def tokens(n):
+        return [int(t) for t in rng.integers(0, 50_000, size=n)]
+
+    a, b = tokens(13), tokens(13)
+    cases = [(a[:11], [a[:6] + b[:5]], 4, "a prefix of a block and a half"),
+             (a[:8], [a[:8]], 4, "the prompt asked again, 2 full blocks"),
+             (a[:13], [b[:4] + a[4:13], a[:4] + b[:9]], 4,
+              "blocks 1 and 2 cached after another block 0"),
+             (a[:12], [a[:9] + b[:3], a[:4]], 3, "two cached lists, the longer match "
+                                                "first"),
+             (a[:10], [], 4, "an empty cache"),
+             (a[:5], [a[:5] + b[:3]], 1, "blocks of one token"),
+             (a[:9], [a[:9]], 3, "the prompt asked again, its last block full")]
+    for _ in range(3):
+        base = tokens(int(rng.integers(4, 20)))
+        cached = [base[:int(rng.integers(0, len(base) + 1))] + tokens(3)
+                  for _ in range(int(rng.integers(1, 4)))]
+        cases.append((base, cached, int(rng.integers(1, 6)), "a random cache"))
+    return cases
 
 
-def _unshifted(o, l):
-    with np.errstate(all="ignore"):
-        w = np.exp(l)
-        return (w[..., None] * o).sum(0) / w.sum(0)[..., None]
-
-
-def _unguarded(o, l):
-    with np.errstate(all="ignore"):
-        w = np.exp(l - l.max(0))
-        return (w[..., None] * o).sum(0) / w.sum(0)[..., None]
-
-
-def check_merge(your_function):
-    """Exercise 3: your_function(outputs, lses) = the merged output."""
+def check_reusable_blocks(your_function):
+    """Exercise 3: your_function(prompt, cached, block_size) = the number of leading
+    blocks of prompt a prefix cache can reuse."""
     rng = fresh_rng()
-    trials = [_merge_trial(rng, 3, 4, 5), _merge_trial(rng, 4, 2, 3, masked=(1,)),
-              _merge_trial(rng, 2, 3, 4, shift=1000.0),
-              _merge_trial(rng, 3, 2, 2, masked=(0, 1, 2)),
-              _merge_trial(rng, 4, 3, 2, spread=2000.0),
-              _merge_trial(rng, 3, 3, 2, rows=(-1500.0, 0.0, 1500.0))]
-    hints = [
-        (lambda o, l: o.mean(axis=0),
-         "the plain mean of the chunks; weight each chunk by exp(lse), its share of "
-         "the softmax's denominator"),
-        (_unguarded, "a query whose chunks are all masked (every lse -inf) gets "
-                     "zeros, not NaN: shift by 0 when the largest lse is -inf"),
-        (_unshifted, "exp(lse) overflows near +1000: subtract the largest lse before "
-                     "exp (the weights keep their ratios)"),
-        (_unnormalised, "the weights exp(lse) must be divided by their sum"),
-    ]
-    return judge(your_function, trials, lambda o, l: merge_chunks(o, l)[0], what="merge",
-                 hints=hints, success="your merge equals attention over all the keys' "
-                                      "chunks, masked ones included.")
+    hints = [(dict(keep_last=False), "the prompt's last token is always computed, so "
+                                     "a block holding it is never reused"),
+             (dict(whole=False), "only full blocks are cached: a part of a block "
+                                 "counts for nothing"),
+             (dict(chained=False), "a block is found by its tokens and all the tokens "
+                                   "before it: never after a block that differs")]
+    cases = _prefix_cases(rng)
+    for prompt, cached, block_size, what in cases:
+        want = reusable_reference(prompt, cached, block_size)
+        got, problem = call(your_function, prompt, cached, block_size)
+        where = (f"for a prompt of {len(prompt)} tokens, {len(cached)} cached list"
+                 f"{'s' * (len(cached) != 1)} and blocks of {block_size} ({what})")
+        if problem is None and (isinstance(got, bool)
+                                or not isinstance(got, (int, np.integer))):
+            problem = f"return a whole number of blocks, got {type(got).__name__}"
+        if problem is None and got != want:
+            problem = next((message for options, message in hints
+                            if got == reusable_reference(prompt, cached, block_size,
+                                                         **options)),
+                           f"{want} block{'s' * (want != 1)} can be reused, you "
+                           f"said {got}")
+        if problem is not None:
+            return verdict(False, f"{where}: {problem}")
+    return verdict(True, f"on {len(cases)} prompts (7 chosen: a prompt asked again, "
+                         "half blocks, a block cached after another prefix, several "
+                         "cached lists, an empty cache, blocks of one token; 3 random) "
+                         "your count equals the prefix cache's.")
 
 
 # Exercise 4 ---------------------------------------------------------------------------

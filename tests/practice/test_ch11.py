@@ -40,3 +40,48 @@ def test_expected_tokens_is_the_exact_enumeration_of_a_round():
                               (), k)
     exact = sum(len(block) * w for block, w in outcomes.items())
     assert abs(expected_tokens_reference(p, q) - exact) <= 1e-12
+
+
+def test_reusable_blocks_are_what_the_package_s_prefix_cache_finds():
+    """Every cached list inserted into a PrefixCache (block ids from a counter, a
+    pool that only shares), then the prompt looked up: the count of blocks found is
+    the reference's."""
+    import itertools
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from attention.practice.ch11 import reusable_reference
+    from attention.serving.prefix import PrefixCache
+
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        block_size = int(rng.integers(1, 5))
+        base = rng.integers(0, 3, size=int(rng.integers(2, 14)))  # 3 tokens: many ties
+        cached = [np.concatenate([base[:int(rng.integers(0, len(base) + 1))],
+                                  rng.integers(0, 3, size=int(rng.integers(0, 6)))])
+                  for _ in range(int(rng.integers(0, 4)))]
+        cache = PrefixCache()
+        cache.pool = SimpleNamespace(block_size=block_size, share=lambda block: None)
+        ids = itertools.count()
+        for earlier in cached:
+            cache.insert(earlier.astype(np.int64), ids)
+        found = cache.match(base.astype(np.int64))
+        assert len(found) == reusable_reference(base.tolist(), [c.tolist() for c in cached],
+                                                block_size)
+
+
+def test_written_slots_are_read_back_by_gather():
+    import numpy as np
+
+    from attention.practice.ch11 import write_reference
+    from attention.serving.paged import gather
+
+    rng = np.random.default_rng(5)
+    blocks = rng.normal(size=(10, 2, 4, 3))
+    table = np.array([7, 2, 9, 0])
+    new = rng.normal(size=(2, 6, 3))
+    pool = write_reference(blocks, table, 5, new)
+    assert np.array_equal(gather(pool, table, 11)[:, 5:], new)
+    assert np.array_equal(gather(pool, table, 5), gather(blocks, table, 5))  # untouched
+    assert np.array_equal(np.delete(pool, table, axis=0), np.delete(blocks, table, axis=0))
