@@ -11,7 +11,7 @@ import numpy as np
 
 from attention import softmax
 from attention.model import ModelConfig
-from attention.practice.ch09 import (check_absorb_key,
+from attention.practice.ch09 import (check_absorb_key_packed,
                                      check_capped_softmax_grad, check_dispatch,
                                      check_latent_cache_bytes,
                                      check_load_balancing_loss,
@@ -19,58 +19,71 @@ from attention.practice.ch09 import (check_absorb_key,
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
-def absorb_key(q_nope, W_uk):
-    """Queries in latent space: head h's q_nope[h] times W_uk[h]ᵀ.
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
+    """Queries in latent space, from Hugging Face's packed kv_b_proj.
 
-    q_nope: (batch, H, n, d_nope); W_uk: (r, H * d_nope), head h's
-    columns h * d_nope .. (h + 1) * d_nope - 1. Returns (batch, H, n, r).
+    q_nope: (batch, H, n, d_nope); kv_b_weight: (H * (d_nope + d_v), r),
+    kv_b_proj.weight as the checkpoint stores it: for each head in turn,
+    its d_nope key rows (W_uk) then its d_v value rows (W_uv). Returns
+    (batch, H, n, r): head h's query times head h's key block.
     """
-    # Your code: this uses head 0's block for every head.
-    d_nope = q_nope.shape[-1]
-    return q_nope @ W_uk[:, :d_nope].T
+    # Your code: this reads the first rows as if they were all keys.
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    return q_nope @ kv_b_weight[:d_nope]
 # --8<-- [end:ex1-starter]
 
 
 # --8<-- [start:ex1-solution]
-def absorb_key(q_nope, W_uk):
-    """Queries in latent space: head h's q_nope[h] times W_uk[h]ᵀ.
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
+    """Queries in latent space, from Hugging Face's packed kv_b_proj.
 
-    q_nope: (batch, H, n, d_nope); W_uk: (r, H * d_nope), head h's
-    columns h * d_nope .. (h + 1) * d_nope - 1. Returns (batch, H, n, r).
+    q_nope: (batch, H, n, d_nope); kv_b_weight: (H * (d_nope + d_v), r),
+    kv_b_proj.weight as the checkpoint stores it: for each head in turn,
+    its d_nope key rows (W_uk) then its d_v value rows (W_uv). Returns
+    (batch, H, n, r): head h's query times head h's key block.
     """
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], H, d_nope)     # (r, H, d_nope)
-    W = W.transpose(1, 2, 0)                       # (H, d_nope, r)
-    return q_nope @ W                              # (batch, H, n, r)
+    W = kv_b_weight.reshape(H, d_nope + d_v, -1)  # (H, d_nope + d_v, r)
+    W_uk = W[:, :d_nope, :]                        # (H, d_nope, r)
+    return q_nope @ W_uk                           # (batch, H, n, r)
 # --8<-- [end:ex1-solution]
 
 
 # --8<-- [start:ex1-wrong-head-layout]
-# rejected with: head h's columns
-def absorb_key(q_nope, W_uk):
+# rejected with: for each head in turn
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], d_nope, H)     # heads interleaved
-    return q_nope @ W.transpose(2, 1, 0)
+    W_uk = kv_b_weight[:H * d_nope].reshape(H, d_nope, -1)  # keys first, all heads
+    return q_nope @ W_uk
 # --8<-- [end:ex1-wrong-head-layout]
 
 
 # --8<-- [start:ex1-wrong-summed-heads]
 # rejected with: each head keeps its own
-def absorb_key(q_nope, W_uk):
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], H, d_nope).transpose(1, 2, 0)
-    summed = (q_nope @ W).sum(axis=-3, keepdims=True)
-    return np.broadcast_to(summed, q_nope.shape[:-1] + (W_uk.shape[0],))
+    W_uk = kv_b_weight.reshape(H, d_nope + d_v, -1)[:, :d_nope, :]
+    summed = (q_nope @ W_uk).sum(axis=-3, keepdims=True)
+    return np.broadcast_to(summed, q_nope.shape[:-1] + (W_uk.shape[-1],))
 # --8<-- [end:ex1-wrong-summed-heads]
 
 
 # --8<-- [start:ex1-wrong-scaled]
 # rejected with: no scale here
-def absorb_key(q_nope, W_uk):
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], H, d_nope).transpose(1, 2, 0)
-    return q_nope @ W / np.sqrt(d_nope)
+    W_uk = kv_b_weight.reshape(H, d_nope + d_v, -1)[:, :d_nope, :]
+    return q_nope @ W_uk / np.sqrt(d_nope)
 # --8<-- [end:ex1-wrong-scaled]
+
+
+# --8<-- [start:ex1-wrong-value-rows]
+# rejected with: its d_nope key rows come first
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = kv_b_weight.reshape(H, d_nope + d_v, -1)
+    return q_nope @ W[:, d_v:, :]  # the last d_nope rows of each head
+# --8<-- [end:ex1-wrong-value-rows]
 
 
 # --8<-- [start:ex2-starter]

@@ -14,7 +14,7 @@ import numpy as np
 from attention.practice.ch10 import (check_causal_linear_attention,
                                      check_decayed_attention,
                                      check_decayed_state, check_delta_decode,
-                                     check_merge_chunks)
+                                     check_merge_chunks, check_normalised_decode)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -479,3 +479,71 @@ def decayed_state(k, v, g, S0):
     pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
     return np.exp(G[..., -1:])[..., None] * S0 + pairs
 # --8<-- [end:ex5-wrong-forward-sums]
+
+
+# --8<-- [start:ex6-starter]
+def normalised_decode(q, k, v, S, z):
+    """One decode step of causal linear attention with its normaliser.
+
+    q, k (..., d_k): the new token's features (>= 0); v (..., d_v); the
+    cache holds S = the sum of k_jᵀ v_j (..., d_k, d_v) and z = the sum of
+    k_j (..., d_k) over the tokens before. Returns (out (..., d_v), S, z)
+    after the new token: out = q S / (q · z), its own pair included.
+    """
+    # Your code: this reads the cache without the new token or the normaliser.
+    return (q[..., None, :] @ S)[..., 0, :], S, z
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def normalised_decode(q, k, v, S, z):
+    """One decode step of causal linear attention with its normaliser.
+
+    q, k (..., d_k): the new token's features (>= 0); v (..., d_v); the
+    cache holds S = the sum of k_jᵀ v_j (..., d_k, d_v) and z = the sum of
+    k_j (..., d_k) over the tokens before. Returns (out (..., d_v), S, z)
+    after the new token: out = q S / (q · z), its own pair included.
+    """
+    S = S + k[..., :, None] * v[..., None, :]  # write first: t sees itself
+    z = z + k
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # (..., d_v)
+    denominator = np.sum(q * z, axis=-1, keepdims=True)  # (..., 1)
+    return numerator / denominator, S, z
+# --8<-- [end:ex6-solution]
+
+# --8<-- [start:ex6-wrong-read-first]
+# rejected with: its own pair
+def normalised_decode(q, k, v, S, z):
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # before the write
+    denominator = np.sum(q * z, axis=-1, keepdims=True)
+    S = S + k[..., :, None] * v[..., None, :]
+    return numerator / denominator, S, z + k
+# --8<-- [end:ex6-wrong-read-first]
+
+# --8<-- [start:ex6-wrong-no-normaliser]
+# rejected with: q · z
+def normalised_decode(q, k, v, S, z):
+    S = S + k[..., :, None] * v[..., None, :]  # write first: t sees itself
+    z = z + k
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # (..., d_v)
+    denominator = np.sum(q * z, axis=-1, keepdims=True)  # (..., 1)
+    return numerator, S, z
+# --8<-- [end:ex6-wrong-no-normaliser]
+
+# --8<-- [start:ex6-wrong-z-not-kept]
+# rejected with: Not yet
+def normalised_decode(q, k, v, S, z):
+    S = S + k[..., :, None] * v[..., None, :]  # write first: t sees itself
+    z = z + k
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # (..., d_v)
+    denominator = np.sum(q * z, axis=-1, keepdims=True)  # (..., 1)
+    return numerator / denominator, S, z - k  # the old z
+# --8<-- [end:ex6-wrong-z-not-kept]
+
+# --8<-- [start:ex6-wrong-normalised-by-values]
+# rejected with: out: entry
+def normalised_decode(q, k, v, S, z):
+    S = S + k[..., :, None] * v[..., None, :]
+    numerator = (q[..., None, :] @ S)[..., 0, :]
+    return numerator / np.sum(numerator, axis=-1, keepdims=True), S, z + k
+# --8<-- [end:ex6-wrong-normalised-by-values]

@@ -26,37 +26,55 @@ from attention.softmax import softmax
 # Exercise 1 ---------------------------------------------------------------------------
 
 @redrawable
-def _absorb_trial(rng, batch, H, n, d_nope, r, dtype=np.float64):
+@redrawable
+def _absorb_trial(rng, batch, H, n, d_nope, d_v, r, dtype=np.float64):
     q = rng.normal(size=(batch, H, n, d_nope)).astype(dtype)
-    W = rng.normal(size=(r, H * d_nope)).astype(dtype)
-    return Trial(f"q_nope {shape_text(q.shape)} and W_uk {shape_text(W.shape)} in "
-                 f"{np.dtype(dtype).name}", (q, W), {}, np.dtype(dtype))
+    W = rng.normal(size=(H * (d_nope + d_v), r)).astype(dtype)
+    return Trial(f"q_nope {shape_text(q.shape)} and kv_b_proj.weight "
+                 f"{shape_text(W.shape)} (d_v = {d_v}) in {np.dtype(dtype).name}",
+                 (q, W, d_v), {}, np.dtype(dtype))
 
 
-def check_absorb_key(your_function):
-    """Exercise 1: your_function(q_nope, W_uk) = q_nope[h] W_uk[h]ᵀ for every head h."""
+def absorb_packed_reference(q_nope, kv_b_weight, d_v, *, rows=None):
+    """The package's absorb_key on W_uk unpacked as ``deepseek_v3_weights`` unpacks
+    it; ``rows`` picks other rows of each head, to name a mistake."""
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = kv_b_weight.T.reshape(kv_b_weight.shape[1], H, d_nope + d_v)  # (r, H, ·)
+    W_uk = W[..., :d_nope] if rows is None else W[..., rows]
+    return absorb_key(q_nope, W_uk.reshape(W.shape[0], -1))
+
+
+def check_absorb_key_packed(your_function):
+    """Exercise 1: your_function(q_nope, kv_b_weight, d_v) = q_nope[h] W_uk[h]ᵀ for
+    every head h, W_uk read from Hugging Face's packed kv_b_proj weight."""
     rng = fresh_rng()
-    sizes = [(2, 3, 4, 5, 7), (1, 4, 3, 2, 6), (3, 2, 5, 3, 4)]
+    sizes = [(2, 3, 4, 5, 3, 7), (1, 4, 3, 2, 5, 6), (3, 2, 5, 3, 3, 4)]
     trials = [_absorb_trial(rng, *s) for s in sizes]
-    trials.append(_absorb_trial(rng, 2, 5, 2, 4, 3, np.float32))
+    trials.append(_absorb_trial(rng, 2, 5, 2, 4, 2, 3, np.float32))
+
+    def keys_first(q, W, d_v):  # the first H * d_nope rows, as if keys came first
+        H, d = q.shape[-3], q.shape[-1]
+        return q @ W[:H * d].reshape(H, d, -1)
+
     hints = [
-        (lambda q, W: q @ W[:, :q.shape[-1]].T,
-         "every head used head 0's block of W_uk; head h's columns are "
-         "h * d_nope .. (h + 1) * d_nope - 1"),
-        (lambda q, W: q @ W.reshape(W.shape[0], q.shape[-1], q.shape[-3])
-         .transpose(2, 1, 0),
-         "the heads were read interleaved; head h's columns are one block, "
-         "h * d_nope .. (h + 1) * d_nope - 1"),
-        (lambda q, W: np.broadcast_to(
-            (absorb_key(q, W)).sum(axis=-3, keepdims=True),
-            q.shape[:-1] + (W.shape[0],)),
+        (keys_first, "the key rows were read as one block for all heads; the rows "
+                     "go for each head in turn, its d_nope key rows then its d_v "
+                     "value rows"),
+        (lambda q, W, d_v: absorb_packed_reference(q, W, d_v, rows=slice(
+            d_v, None)), "those are the last d_nope rows of each head; its d_nope "
+                         "key rows come first"),
+        (lambda q, W, d_v: np.broadcast_to(
+            absorb_packed_reference(q, W, d_v).sum(axis=-3, keepdims=True),
+            q.shape[:-1] + (W.shape[-1],)),
          "the heads were summed; each head keeps its own latent query"),
-        (lambda q, W: absorb_key(q, W) / np.sqrt(q.shape[-1]),
+        (lambda q, W, d_v: absorb_packed_reference(q, W, d_v) / np.sqrt(q.shape[-1]),
          "divided by sqrt(d_nope); no scale here: the softmax scale is applied "
          "to the scores, once"),
     ]
-    return judge(your_function, trials, absorb_key, what="absorb_key", hints=hints,
-                 success="your latent queries equal q_nope[h] W_uk[h]ᵀ, head by head.")
+    return judge(your_function, trials, absorb_packed_reference,
+                 what="absorb_key_packed", hints=hints,
+                 success="your latent queries equal q_nope[h] W_uk[h]ᵀ, head by head, "
+                         "with W_uk unpacked as the package unpacks DeepSeek-V3.")
 
 
 # Exercise 2 ---------------------------------------------------------------------------

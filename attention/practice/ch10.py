@@ -450,5 +450,67 @@ def check_decayed_state(your_function):
                          "your state equals the decayed recurrence's after its last "
                          "token.")
 
+# Exercise 6 ---------------------------------------------------------------------------
+
+@redrawable
+def _decode_trial(rng, lead, n_before, d_k, d_v, dtype=np.float64):
+    """A cache of n_before tokens (S and z their sums) and one new token; the answer
+    is the last row of normalised causal linear attention over all of them."""
+    q, k, v = _features(rng, lead, n_before + 1, d_k, d_v, dtype)
+    S = np.swapaxes(k[..., :-1, :], -1, -2) @ v[..., :-1, :]
+    z = k[..., :-1, :].sum(axis=-2)
+    whole = linear_attention_recurrent(q, k, v, normalize=True)[0][..., -1, :]
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    return Trial(f"{n_before} cached tokens, d_k {d_k}, d_v {d_v}, {axes}, "
+                 f"{np.dtype(dtype).name}",
+                 (q[..., -1, :], k[..., -1, :], v[..., -1, :], S.astype(dtype),
+                  z.astype(dtype)), {}, np.dtype(dtype),
+                 expected=(whole.astype(dtype), (S + _outer(k[..., -1, :], v[..., -1, :])
+                                                 ).astype(dtype),
+                           (z + k[..., -1, :]).astype(dtype)))
+
+
+def check_normalised_decode(your_function):
+    """Exercise 6: your_function(q, k, v, S, z) = (out, S, z) of one decode step of
+    normalised causal linear attention."""
+    rng = fresh_rng()
+    trials = [_decode_trial(rng, (), 5, 3, 4), _decode_trial(rng, (2, 3), 7, 4, 2),
+              _decode_trial(rng, (2,), 0, 3, 3), _decode_trial(rng, (3,), 9, 4, 5,
+                                                               np.float32),
+              _decode_trial(rng, (int(rng.integers(1, 4)),), int(rng.integers(1, 12)),
+                            int(rng.integers(1, 6)), int(rng.integers(1, 6)))]
+    names = ("out", "S", "z")
+
+    def compare(result, expected, trial):
+        if not (isinstance(result, tuple) and len(result) == 3):
+            return f"return (out, S, z), got {type(result).__name__}"
+        q, k, v, S, z = trial.args
+        for i, name in enumerate(names):
+            got, problem = as_array(result[i], name)
+            if problem is not None:
+                return problem
+            problem = difference(got, expected[i], trial.dtype)
+            if problem is None:
+                continue
+            if i == 0 and matches(got, (q[..., None, :] @ S)[..., 0, :]
+                                  / np.sum(q * z, axis=-1, keepdims=True), trial.dtype):
+                return ("the new token read the cache before its own pair was added: "
+                        "write k vᵀ into S and k into z first, then read")
+            if i == 0 and matches(got, (q[..., None, :] @ expected[1])[..., 0, :],
+                                  trial.dtype):
+                return ("the output is not normalised: divide q S by q · z, the same "
+                        "sum over the keys with a 1 for each value")
+            return f"{name}: {problem}"
+        return None
+
+    problem = first_failure(your_function, trials, None, what="normalised_decode",
+                            compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random caches (0 to 11 tokens before; no, "
+                         "one and two leading axes; float32) your output equals the "
+                         "last row of normalised causal linear attention, and S and z "
+                         "carry the new token.")
+
 
 guard_checks(globals())
