@@ -12,10 +12,14 @@ from collections import Counter
 
 import numpy as np
 
-from attention.practice.ch07 import (check_accumulate, check_adamw_groups,
-                                     check_clip_grad_norm,
-                                     check_merge_step, check_smoothed_cross_entropy,
-                                     check_warmup_cosine)
+from attention.practice.ch07 import (
+    check_accumulate,
+    check_adamw_groups,
+    check_clip_grad_norm,
+    check_merge_step,
+    check_smoothed_cross_entropy,
+    check_warmup_cosine,
+)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]

@@ -11,10 +11,14 @@ import math
 
 import numpy as np
 
-from attention.practice.ch10 import (check_causal_linear_attention,
-                                     check_decayed_attention,
-                                     check_decayed_state, check_delta_decode,
-                                     check_merge_chunks, check_normalised_decode)
+from attention.practice.ch10 import (
+    check_causal_linear_attention,
+    check_decayed_attention,
+    check_decayed_state,
+    check_delta_decode,
+    check_merge_chunks,
+    check_normalised_decode,
+)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]

@@ -351,20 +351,24 @@ def _tile_memory(your_function, rng):
 
 @redrawable
 def _partial_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64, *, shift=0.0,
-                   empty=True):
+                   empty=True, levels=None):
     """A random mask with (``empty``) the first query's row all blocked; ``shift``
-    puts every score near it (q gets a constant feature, k its match)."""
+    puts every score near it, ``levels`` each query's scores near its own level (q
+    gets a constant feature, k its match)."""
     q, k = rng.normal(size=lead + (n_q, d)), rng.normal(size=lead + (n_k, d))
     v = rng.normal(size=lead + (n_k, d_v))
-    if shift:  # q·k / √d gains shift for every key
-        q[..., 0], k[..., 0] = shift, math.sqrt(d)
+    if shift or levels is not None:  # q·k / √d gains the level for every key
+        q[..., 0] = shift if levels is None else np.asarray(levels, float)
+        k[..., 0] = math.sqrt(d)
     mask = np.broadcast_to(rng.random(size=(n_q, n_k)) < 0.7, lead + (n_q, n_k)).copy()
     mask[..., -1, 0] = True  # a row with a key
     if empty:
         mask[..., 0, :] = False
     label = (f"q {shape_text(q.shape)} over {n_k} keys in {np.dtype(dtype).name}"
              + (", the first query's keys all blocked" if empty else "")
-             + (f", scores near {shift:g}" if shift else ""))
+             + (f", scores near {shift:g}" if shift else "")
+             + (", each query's scores near its own level, "
+                + ", ".join(f"{x:+g}" for x in levels) if levels is not None else ""))
     return Trial(label, tuple(a.astype(dtype) for a in (q, k, v)) + (mask,), {},
                  np.dtype(dtype))
 
@@ -378,7 +382,9 @@ def check_partial_attention(your_function):
               _partial_trial(rng, (2,), 4, 7, 4, 3, shift=1000.0),
               _partial_trial(rng, (2,), 3, 6, 4, 3, shift=-1000.0, empty=False),
               _partial_trial(rng, (3,), 5, 4, 8, 2, np.float32),
-              _partial_trial(rng, (), 2, 3, 4, 2, empty=False)]
+              _partial_trial(rng, (), 2, 3, 4, 2, empty=False),
+              _partial_trial(rng, (2,), 3, 5, 4, 2, empty=False,
+                             levels=(-1500.0, 0.0, 1500.0))]
 
     def compare(result, expected, trial):
         if not (isinstance(result, tuple) and len(result) == 2):
@@ -419,7 +425,8 @@ def check_partial_attention(your_function):
     if problem is not None:
         return verdict(False, problem)
     return verdict(True, f"on {len(trials)} random parts (no, one and two leading axes; "
-                         "rows with no allowed key; scores near ±1000; float32) your "
+                         "rows with no allowed key; scores near ±1000 and rows at "
+                         "their own levels; float32) your "
                          "output and log-sum-exp equal the package's chunk_attention.")
 
 

@@ -16,7 +16,7 @@ from attention.linear.linear_attention import (linear_attention_parallel,
                                                linear_attention_recurrent)
 from attention.practice.measure import kib, peak_memory
 from attention.practice.trials import (Trial, as_array, difference, first_failure,
-                                       fresh_rng, judge, matches, redrawable,
+                                       fresh_rng, matches, redrawable,
                                        shape_text, tried)
 from attention.practice.verdict import guard_checks, verdict
 
