@@ -168,90 +168,138 @@ def merge_step(words):
 
 
 # --8<-- [start:ex2-starter]
-def adamw_groups_step(params, grads, state, lr, weight_decay,
-                      betas=(0.9, 0.999), eps=1e-8):
-    """One AdamW step in place. state: {"step": t, "m": {...}, "v": {...}}.
-    Decay only the parameters with two or more axes."""
-    beta1, beta2 = betas
+def adamw_groups_step(params, grads, state, groups, betas=(0.9, 0.999),
+                      eps=1e-8):
+    """One AdamW step in place, as PyTorch's AdamW with parameter groups:
+    groups is a list of {"names": [...], "lr": ..., "weight_decay": ...},
+    each parameter in one group. state: {"step": t, "m": {...}, "v":
+    {...}}, the moments of every parameter, t the steps taken so far."""
+    # Your code: this takes no step at all.
     state["step"] += 1
-    t = state["step"]
-    for name, p in params.items():
-        g, m, v = grads[name], state["m"][name], state["v"][name]
-        # Your code: decoupled weight decay, for the matrices only.
-        m[...] = beta1 * m + (1 - beta1) * g
-        v[...] = beta2 * v + (1 - beta2) * g * g
-        m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
-        p -= lr * m_hat / (np.sqrt(v_hat) + eps)
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
-def adamw_groups_step(params, grads, state, lr, weight_decay,
-                      betas=(0.9, 0.999), eps=1e-8):
-    """One AdamW step in place. state: {"step": t, "m": {...}, "v": {...}}.
-    Decay only the parameters with two or more axes."""
+def adamw_groups_step(params, grads, state, groups, betas=(0.9, 0.999),
+                      eps=1e-8):
+    """One AdamW step in place, as PyTorch's AdamW with parameter groups:
+    groups is a list of {"names": [...], "lr": ..., "weight_decay": ...},
+    each parameter in one group. state: {"step": t, "m": {...}, "v":
+    {...}}, the moments of every parameter, t the steps taken so far."""
     beta1, beta2 = betas
     state["step"] += 1
     t = state["step"]
-    for name, p in params.items():
-        g, m, v = grads[name], state["m"][name], state["v"][name]
-        if p.ndim >= 2:  # decoupled: outside Adam's scaling, before it
-            p *= 1 - lr * weight_decay
-        m[...] = beta1 * m + (1 - beta1) * g
-        v[...] = beta2 * v + (1 - beta2) * g * g
-        m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
-        p -= lr * m_hat / (np.sqrt(v_hat) + eps)
+    for group in groups:
+        lr, decay = group["lr"], group["weight_decay"]
+        for name in group["names"]:
+            p, g = params[name], grads[name]
+            m, v = state["m"][name], state["v"][name]
+            p *= 1 - lr * decay  # decoupled: before Adam, outside it
+            m[...] = beta1 * m + (1 - beta1) * g
+            v[...] = beta2 * v + (1 - beta2) * g * g
+            m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+            p -= lr * m_hat / (np.sqrt(v_hat) + eps)
 # --8<-- [end:ex2-solution]
 
 
-# --8<-- [start:ex2-wrong-decay-all]
-# rejected with: not decayed
-def adamw_groups_step(params, grads, state, lr, weight_decay,
-                      betas=(0.9, 0.999), eps=1e-8):
+# --8<-- [start:ex2-wrong-one-lr]
+# rejected with: its own lr
+def adamw_groups_step(params, grads, state, groups, betas=(0.9, 0.999),
+                      eps=1e-8):
     beta1, beta2 = betas
     state["step"] += 1
     t = state["step"]
-    for name, p in params.items():
-        g, m, v = grads[name], state["m"][name], state["v"][name]
-        p *= 1 - lr * weight_decay
-        m[...] = beta1 * m + (1 - beta1) * g
-        v[...] = beta2 * v + (1 - beta2) * g * g
-        p -= lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
-# --8<-- [end:ex2-wrong-decay-all]
+    for group in groups:
+        lr, decay = groups[0]["lr"], group["weight_decay"]  # the first lr
+        for name in group["names"]:
+            p, g = params[name], grads[name]
+            m, v = state["m"][name], state["v"][name]
+            p *= 1 - lr * decay  # decoupled: before Adam, outside it
+            m[...] = beta1 * m + (1 - beta1) * g
+            v[...] = beta2 * v + (1 - beta2) * g * g
+            m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+            p -= lr * m_hat / (np.sqrt(v_hat) + eps)
+# --8<-- [end:ex2-wrong-one-lr]
 
 
 # --8<-- [start:ex2-wrong-l2]
-# rejected with: two or more axes decays
-def adamw_groups_step(params, grads, state, lr, weight_decay,
-                      betas=(0.9, 0.999), eps=1e-8):
+# rejected with: decoupled
+def adamw_groups_step(params, grads, state, groups, betas=(0.9, 0.999),
+                      eps=1e-8):
     beta1, beta2 = betas
     state["step"] += 1
     t = state["step"]
-    for name, p in params.items():
-        g, m, v = grads[name], state["m"][name], state["v"][name]
-        if p.ndim >= 2:  # L2 in the gradient: Adam, not AdamW
-            g = g + weight_decay * p
-        m[...] = beta1 * m + (1 - beta1) * g
-        v[...] = beta2 * v + (1 - beta2) * g * g
-        p -= lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
+    for group in groups:
+        lr, decay = group["lr"], group["weight_decay"]
+        for name in group["names"]:
+            p, g = params[name], grads[name]
+            m, v = state["m"][name], state["v"][name]
+            g = g + decay * p  # L2 in the gradient: Adam, not AdamW
+            m[...] = beta1 * m + (1 - beta1) * g
+            v[...] = beta2 * v + (1 - beta2) * g * g
+            m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+            p -= lr * m_hat / (np.sqrt(v_hat) + eps)
 # --8<-- [end:ex2-wrong-l2]
 
 
 # --8<-- [start:ex2-wrong-decay-after]
-# rejected with: two or more axes decays
-def adamw_groups_step(params, grads, state, lr, weight_decay,
-                      betas=(0.9, 0.999), eps=1e-8):
+# rejected with: before the Adam step
+def adamw_groups_step(params, grads, state, groups, betas=(0.9, 0.999),
+                      eps=1e-8):
     beta1, beta2 = betas
     state["step"] += 1
     t = state["step"]
-    for name, p in params.items():
-        g, m, v = grads[name], state["m"][name], state["v"][name]
-        m[...] = beta1 * m + (1 - beta1) * g
-        v[...] = beta2 * v + (1 - beta2) * g * g
-        p -= lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
-        if p.ndim >= 2:  # decays the updated weight: not PyTorch's order
-            p *= 1 - weight_decay
+    for group in groups:
+        lr, decay = group["lr"], group["weight_decay"]
+        for name in group["names"]:
+            p, g = params[name], grads[name]
+            m, v = state["m"][name], state["v"][name]
+            m[...] = beta1 * m + (1 - beta1) * g
+            v[...] = beta2 * v + (1 - beta2) * g * g
+            m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+            p -= lr * m_hat / (np.sqrt(v_hat) + eps)
+            p *= 1 - lr * decay  # decays the updated weight
 # --8<-- [end:ex2-wrong-decay-after]
+
+
+# --8<-- [start:ex2-wrong-by-ndim]
+# rejected with: the group's weight_decay
+def adamw_groups_step(params, grads, state, groups, betas=(0.9, 0.999),
+                      eps=1e-8):
+    beta1, beta2 = betas
+    state["step"] += 1
+    t = state["step"]
+    for group in groups:
+        lr, decay = group["lr"], group["weight_decay"]
+        for name in group["names"]:
+            p, g = params[name], grads[name]
+            m, v = state["m"][name], state["v"][name]
+            if p.ndim >= 2:  # decay by shape, whatever the group says
+                p *= 1 - lr * group["weight_decay"]
+            m[...] = beta1 * m + (1 - beta1) * g
+            v[...] = beta2 * v + (1 - beta2) * g * g
+            m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+            p -= lr * m_hat / (np.sqrt(v_hat) + eps)
+# --8<-- [end:ex2-wrong-by-ndim]
+
+
+# --8<-- [start:ex2-wrong-no-bias-correction]
+# rejected with: Not yet
+def adamw_groups_step(params, grads, state, groups, betas=(0.9, 0.999),
+                      eps=1e-8):
+    beta1, beta2 = betas
+    state["step"] += 1
+    t = state["step"]
+    for group in groups:
+        lr, decay = group["lr"], group["weight_decay"]
+        for name in group["names"]:
+            p, g = params[name], grads[name]
+            m, v = state["m"][name], state["v"][name]
+            p *= 1 - lr * decay  # decoupled: before Adam, outside it
+            m[...] = beta1 * m + (1 - beta1) * g
+            v[...] = beta2 * v + (1 - beta2) * g * g
+            p -= lr * m / (np.sqrt(v) + eps)
+# --8<-- [end:ex2-wrong-no-bias-correction]
 
 
 # --8<-- [start:ex3-starter]
