@@ -21,7 +21,7 @@ from attention.practice.ch02 import (
     check_masked_attention,
     check_multi_head_scale,
     check_padding_mask,
-    check_split_heads,
+    check_split_qkv,
 )
 # --8<-- [end:imports]
 
@@ -141,22 +141,34 @@ def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
 
 
 # --8<-- [start:ex5-starter]
-def split_heads(x, n_heads):
-    """(..., n, d_model) -> (..., n_heads, n, d_head): head h gets features
-    h * d_head .. (h + 1) * d_head - 1 of every token."""
-    *lead, n, d_model = x.shape
-    # Your code: this has the right shape, but what does each head hold?
-    return x.reshape(*lead, n_heads, n, d_model // n_heads)
+def split_qkv(x, n_heads, n_kv_heads):
+    """Queries, keys and values from a fused projection, as Phi-3's
+    qkv_proj gives them: x (..., n, (n_heads + 2 n_kv_heads) d_head), its
+    features the queries' n_heads d_head, then the keys' n_kv_heads
+    d_head, then the values'. Returns q (..., n_heads, n, d_head) and k, v
+    (..., n_kv_heads, n, d_head), head h holding its own d_head features."""
+    # Your code: this cuts the features in three equal parts, one head each.
+    q, k, v = np.split(x, 3, axis=-1)
+    return q[..., None, :, :], k[..., None, :, :], v[..., None, :, :]
 # --8<-- [end:ex5-starter]
 
 
 # --8<-- [start:ex5-solution]
-def split_heads(x, n_heads):
-    """(..., n, d_model) -> (..., n_heads, n, d_head): head h gets features
-    h * d_head .. (h + 1) * d_head - 1 of every token."""
-    *lead, n, d_model = x.shape
-    x = x.reshape(*lead, n, n_heads, d_model // n_heads)  # (..., n, h, d_head)
-    return np.swapaxes(x, -2, -3)  # (..., h, n, d_head)
+def split_qkv(x, n_heads, n_kv_heads):
+    """Queries, keys and values from a fused projection, as Phi-3's
+    qkv_proj gives them: x (..., n, (n_heads + 2 n_kv_heads) d_head), its
+    features the queries' n_heads d_head, then the keys' n_kv_heads
+    d_head, then the values'. Returns q (..., n_heads, n, d_head) and k, v
+    (..., n_kv_heads, n, d_head), head h holding its own d_head features."""
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+
+    def heads(part, h):  # (..., n, h d_head) -> (..., h, n, d_head)
+        return np.swapaxes(part.reshape(*lead, n, h, d_head), -2, -3)
+
+    return (heads(x[..., :q_end], n_heads), heads(x[..., q_end:k_end], n_kv_heads),
+            heads(x[..., k_end:], n_kv_heads))
 # --8<-- [end:ex5-solution]
 
 
@@ -393,26 +405,46 @@ def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
 
 # --8<-- [start:ex5-wrong-reshape-only]
 # rejected with: mixes tokens into heads
-def split_heads(x, n_heads):
-    *lead, n, d_model = x.shape
-    return x.reshape(*lead, n_heads, n, d_model // n_heads)
+def split_qkv(x, n_heads, n_kv_heads):
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+
+    def heads(part, h):
+        return part.reshape(*lead, h, n, d_head)  # straight to heads
+
+    return (heads(x[..., :q_end], n_heads), heads(x[..., q_end:k_end], n_kv_heads),
+            heads(x[..., k_end:], n_kv_heads))
 # --8<-- [end:ex5-wrong-reshape-only]
 
 
-# --8<-- [start:ex5-wrong-2d-transpose]
-# rejected with: on x (2, 7, 16)
-def split_heads(x, n_heads):
-    n, d_model = x.shape[-2:]
-    return x.reshape(n, n_heads, d_model // n_heads).transpose(1, 0, 2)
-# --8<-- [end:ex5-wrong-2d-transpose]
+# --8<-- [start:ex5-wrong-equal-thirds]
+# rejected with: equal thirds
+def split_qkv(x, n_heads, n_kv_heads):
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q, k, v = np.split(x, 3, axis=-1)  # as if there were as many kv heads
+
+    def heads(part):
+        h = part.shape[-1] // d_head
+        return np.swapaxes(part.reshape(*lead, n, h, d_head), -2, -3)
+
+    return heads(q), heads(k), heads(v)
+# --8<-- [end:ex5-wrong-equal-thirds]
 
 
 # --8<-- [start:ex5-wrong-strided-heads]
-# rejected with: on x (5, 12)
-def split_heads(x, n_heads):
-    *lead, n, d_model = x.shape
-    x = x.reshape(*lead, n, d_model // n_heads, n_heads)
-    return np.moveaxis(x, -1, -3)
+# rejected with: its own d_head features
+def split_qkv(x, n_heads, n_kv_heads):
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+
+    def heads(part, h):  # head h takes every h-th feature
+        return np.swapaxes(part.reshape(*lead, n, d_head, h), -1, -3).swapaxes(-1, -2)
+
+    return (heads(x[..., :q_end], n_heads), heads(x[..., q_end:k_end], n_kv_heads),
+            heads(x[..., k_end:], n_kv_heads))
 # --8<-- [end:ex5-wrong-strided-heads]
 
 

@@ -86,6 +86,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ch05", "ex5", "line 13: 0 -> 1"): "a sum with an allowed key is >= 1; at exactly 1 "
                                         "it divides by 1 either way",
     ("ch05", "ex5", "line 14: drops divide="): "only silences a warning of log(0)",
+    ("ch09", "ex5", "line 8: USub -> UAdd"): "axis 1 is axis -1 of the (tokens, "
+                                             "n_experts) probabilities",
+    ("ch09", "ex5", "line 10: USub -> UAdd"): "axis 1 is axis -1 of the (tokens, "
+                                              "n_experts) probabilities",
     ("ch09", "ex1", "line 10: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                         "'the rest'",
     ("ch07", "ex5", "line 9: 0 -> 1"): "the stand-in class of an ignored target is "

@@ -13,7 +13,8 @@ import numpy as np
 from attention.masks import causal_mask
 from attention.multi_head import multi_head_attention, split_heads
 from attention.scaled_dot_product import attention
-from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+from attention.practice.trials import (Trial, as_array, difference, first_failure,
+                                       fresh_rng, judge, matches,
                                        redrawable, shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
 
@@ -247,23 +248,87 @@ def _heads_trial(rng, lead, n, d_model, n_heads, dtype=np.float64):
                  np.dtype(dtype))
 
 
-def check_split_heads(your_function):
-    """Exercise 5: your_function(x, n_heads): (..., n, d_model) -> (..., h, n, d_head)."""
+@redrawable
+def _qkv_trial(rng, lead, n, n_heads, n_kv_heads, d_head, dtype=np.float64):
+    x = rng.normal(size=lead + (n, (n_heads + 2 * n_kv_heads) * d_head)).astype(dtype)
+    return Trial(f"x {shape_text(x.shape)} with {n_heads} query heads and {n_kv_heads} "
+                 f"key/value head{'s' * (n_kv_heads != 1)} in {np.dtype(dtype).name}",
+                 (x, n_heads, n_kv_heads), {}, np.dtype(dtype))
+
+
+def qkv_reference(x, n_heads, n_kv_heads):
+    """The fused features cut at the query and key widths, each part through the
+    package's split_heads."""
+    d_head = x.shape[-1] // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+    return (split_heads(x[..., :q_end], n_heads),
+            split_heads(x[..., q_end:k_end], n_kv_heads),
+            split_heads(x[..., k_end:], n_kv_heads))
+
+
+def check_split_qkv(your_function):
+    """Exercise 5: your_function(x, n_heads, n_kv_heads) = (q, k, v), each split into
+    its heads, from a fused QKV projection."""
     rng = fresh_rng()
-    trials = [_heads_trial(rng, (), 5, 12, 3), _heads_trial(rng, (2,), 7, 16, 4),
-              _heads_trial(rng, (2, 3), 3, 10, 2, np.float32)]
+    trials = [_qkv_trial(rng, (), 5, 4, 1, 2), _qkv_trial(rng, (2,), 7, 6, 2, 4),
+              _qkv_trial(rng, (2, 3), 3, 3, 1, 2, np.float32),
+              _qkv_trial(rng, (), 4, 2, 2, 5)]
 
-    def reshaped_only(x, n_heads):
-        *lead, n, d = x.shape
-        return x.reshape(*lead, n_heads, n, d // n_heads)
+    def reshaped_only(x, h, h_kv):
+        d = x.shape[-1] // (h + 2 * h_kv)
+        parts = np.split(x, [h * d, (h + h_kv) * d], axis=-1)
+        return tuple(p.reshape(*x.shape[:-2], p.shape[-1] // d, x.shape[-2], d)
+                     for p in parts)
 
-    return judge(
-        your_function, trials, split_heads, what="split_heads",
-        success="your heads equal the package's split_heads: head h holds features "
-                "h·d_head to (h + 1)·d_head - 1 of every token.",
-        hints=[(reshaped_only, "a reshape straight to (..., h, n, d_head) mixes tokens "
-                "into heads: reshape to (..., n, h, d_head) first, then swap the n and h "
-                "axes")])
+    def equal_thirds(x, h, h_kv):
+        d = x.shape[-1] // (h + 2 * h_kv)
+        return tuple(split_heads(p, p.shape[-1] // d) for p in np.split(x, 3, axis=-1))
+
+    def strided(x, h, h_kv):
+        d = x.shape[-1] // (h + 2 * h_kv)
+        parts = np.split(x, [h * d, (h + h_kv) * d], axis=-1)
+        return tuple(np.swapaxes(p.reshape(*x.shape[:-1], d, p.shape[-1] // d), -1, -3)
+                     .swapaxes(-1, -2) for p in parts)
+
+    hints = [(reshaped_only, "a reshape straight to (..., h, n, d_head) mixes tokens "
+                             "into heads: reshape to (..., n, h, d_head) first, then "
+                             "swap the n and h axes"),
+             (equal_thirds, "the features were cut in equal thirds; with grouped "
+                            "heads the keys and values are narrower than the queries: "
+                            "n_heads d_head, then n_kv_heads d_head twice"),
+             (strided, "head h took every h-th feature; it holds its own d_head "
+                       "features, one block")]
+
+    def compare(result, expected, trial):
+        if not (isinstance(result, tuple) and len(result) == 3):
+            return f"return (q, k, v), got {type(result).__name__}"
+        for i, name in enumerate("qkv"):
+            got, problem = as_array(result[i], name)
+            if problem is not None:
+                return problem
+            problem = difference(got, expected[i], trial.dtype)
+            if problem is None:
+                continue
+            for wrong, message in hints:
+                try:
+                    known = wrong(*trial.args)
+                except ValueError:  # a split that cannot be made on these sizes
+                    continue
+                if all(np.shape(r) == np.shape(w) and matches(np.asarray(r), w,
+                                                              trial.dtype)
+                       for r, w in zip(result, known)):
+                    return message
+            return f"{name}: {problem}"
+        return None
+
+    problem = first_failure(your_function, trials, qkv_reference, what="split_qkv",
+                            compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random inputs (2 to 6 query heads sharing "
+                         "1 or 2 key/value heads, and as many; no, one and two leading "
+                         "axes; float32) your q, k and v equal the package's split_heads "
+                         "of the three parts.")
 
 
 # Exercise 6 ---------------------------------------------------------------------------
