@@ -167,8 +167,9 @@ def split_qkv(x, n_heads, n_kv_heads):
     def heads(part, h):  # (..., n, h d_head) -> (..., h, n, d_head)
         return np.swapaxes(part.reshape(*lead, n, h, d_head), -2, -3)
 
-    return (heads(x[..., :q_end], n_heads), heads(x[..., q_end:k_end], n_kv_heads),
-            heads(x[..., k_end:], n_kv_heads))
+    q = heads(x[..., :q_end], n_heads)
+    k = heads(x[..., q_end:k_end], n_kv_heads)
+    return q, k, heads(x[..., k_end:], n_kv_heads)
 # --8<-- [end:ex5-solution]
 
 
@@ -413,8 +414,9 @@ def split_qkv(x, n_heads, n_kv_heads):
     def heads(part, h):
         return part.reshape(*lead, h, n, d_head)  # straight to heads
 
-    return (heads(x[..., :q_end], n_heads), heads(x[..., q_end:k_end], n_kv_heads),
-            heads(x[..., k_end:], n_kv_heads))
+    q = heads(x[..., :q_end], n_heads)
+    k = heads(x[..., q_end:k_end], n_kv_heads)
+    return q, k, heads(x[..., k_end:], n_kv_heads)
 # --8<-- [end:ex5-wrong-reshape-only]
 
 
@@ -443,8 +445,9 @@ def split_qkv(x, n_heads, n_kv_heads):
     def heads(part, h):  # head h takes every h-th feature
         return np.swapaxes(part.reshape(*lead, n, d_head, h), -1, -3).swapaxes(-1, -2)
 
-    return (heads(x[..., :q_end], n_heads), heads(x[..., q_end:k_end], n_kv_heads),
-            heads(x[..., k_end:], n_kv_heads))
+    q = heads(x[..., :q_end], n_heads)
+    k = heads(x[..., q_end:k_end], n_kv_heads)
+    return q, k, heads(x[..., k_end:], n_kv_heads)
 # --8<-- [end:ex5-wrong-strided-heads]
 
 
