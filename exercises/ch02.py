@@ -21,7 +21,7 @@ from attention.practice.ch02 import (
     check_masked_attention,
     check_multi_head_scale,
     check_padding_mask,
-    check_split_heads,
+    check_split_qkv,
 )
 # --8<-- [end:imports]
 
@@ -54,20 +54,21 @@ def attention_weights(q, k, mask=None):
 
 
 # --8<-- [start:ex2-starter]
-def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores
-    of shape (batch, heads, n_q, n_k)."""
-    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
-    # Your code: real has shape (batch, n_k). Is that the shape to return?
-    return real
+def make_padding_mask(batch, pad="<pad>"):
+    """Boolean mask, True = a real token (not pad), for a batch of token
+    lists of equal length, padded on either side, that broadcasts against
+    scores of shape (batch, heads, n_q, n_k)."""
+    # Your code: this returns nothing yet.
+    return None
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
-def make_padding_mask(batch):
-    """Boolean mask, True = real token, that broadcasts against scores
-    of shape (batch, heads, n_q, n_k)."""
-    real = np.array([[token != "<pad>" for token in seq] for seq in batch])
+def make_padding_mask(batch, pad="<pad>"):
+    """Boolean mask, True = a real token (not pad), for a batch of token
+    lists of equal length, padded on either side, that broadcasts against
+    scores of shape (batch, heads, n_q, n_k)."""
+    real = np.array([[token != pad for token in seq] for seq in batch])
     # real is (batch, n_k); broadcasting aligns the LAST axes, so give it
     # axes of size 1 for heads and queries: (batch, 1, 1, n_k).
     return real[:, None, None, :]
@@ -76,21 +77,27 @@ def make_padding_mask(batch):
 
 
 # --8<-- [start:ex3-starter]
-def masked_attention(q, k, v, mask):
-    """Attention of q over k, v; mask (n_q, n_k): True = may attend.
-    One line has a bug: find it with the check."""
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    """Attention of q (batch, heads, n_q, d) over k, v (batch, heads, n_k,
+    d) with nn.MultiheadAttention's boolean masks, True = blocked:
+    attn_mask (n_q, n_k) for every sequence, key_padding_mask (batch, n_k)
+    for the keys of each sequence."""
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    scores = np.where(mask, -np.inf, scores)  # (..., n_q, n_k)
+    # Your code: no mask is applied yet.
     return softmax(scores, axis=-1) @ v
 # --8<-- [end:ex3-starter]
 
 
 # --8<-- [start:ex3-solution]
-def masked_attention(q, k, v, mask):
-    """Attention of q over k, v; mask (n_q, n_k): True = may attend."""
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    """Attention of q (batch, heads, n_q, d) over k, v (batch, heads, n_k,
+    d) with nn.MultiheadAttention's boolean masks, True = blocked:
+    attn_mask (n_q, n_k) for every sequence, key_padding_mask (batch, n_k)
+    for the keys of each sequence."""
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    # True = may attend: keep the score there, -inf where the mask is False.
-    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    padded = key_padding_mask[:, None, None, :]  # (batch, 1, 1, n_k)
+    blocked = attn_mask | padded  # blocked by either
+    scores = np.where(blocked, -np.inf, scores)
     return softmax(scores, axis=-1) @ v
 # --8<-- [end:ex3-solution]
 
@@ -134,22 +141,35 @@ def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
 
 
 # --8<-- [start:ex5-starter]
-def split_heads(x, n_heads):
-    """(..., n, d_model) -> (..., n_heads, n, d_head): head h gets features
-    h * d_head .. (h + 1) * d_head - 1 of every token."""
-    *lead, n, d_model = x.shape
-    # Your code: this has the right shape, but what does each head hold?
-    return x.reshape(*lead, n_heads, n, d_model // n_heads)
+def split_qkv(x, n_heads, n_kv_heads):
+    """Queries, keys and values from a fused projection, as Phi-3's
+    qkv_proj gives them: x (..., n, (n_heads + 2 n_kv_heads) d_head), its
+    features the queries' n_heads d_head, then the keys' n_kv_heads
+    d_head, then the values'. Returns q (..., n_heads, n, d_head) and k, v
+    (..., n_kv_heads, n, d_head), head h holding its own d_head features."""
+    # Your code: this cuts the features in three equal parts, one head each.
+    q, k, v = np.split(x, 3, axis=-1)
+    return q[..., None, :, :], k[..., None, :, :], v[..., None, :, :]
 # --8<-- [end:ex5-starter]
 
 
 # --8<-- [start:ex5-solution]
-def split_heads(x, n_heads):
-    """(..., n, d_model) -> (..., n_heads, n, d_head): head h gets features
-    h * d_head .. (h + 1) * d_head - 1 of every token."""
-    *lead, n, d_model = x.shape
-    x = x.reshape(*lead, n, n_heads, d_model // n_heads)  # (..., n, h, d_head)
-    return np.swapaxes(x, -2, -3)  # (..., h, n, d_head)
+def split_qkv(x, n_heads, n_kv_heads):
+    """Queries, keys and values from a fused projection, as Phi-3's
+    qkv_proj gives them: x (..., n, (n_heads + 2 n_kv_heads) d_head), its
+    features the queries' n_heads d_head, then the keys' n_kv_heads
+    d_head, then the values'. Returns q (..., n_heads, n, d_head) and k, v
+    (..., n_kv_heads, n, d_head), head h holding its own d_head features."""
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+
+    def heads(part, h):  # (..., n, h d_head) -> (..., h, n, d_head)
+        return np.swapaxes(part.reshape(*lead, n, h, d_head), -2, -3)
+
+    q = heads(x[..., :q_end], n_heads)
+    k = heads(x[..., q_end:k_end], n_kv_heads)
+    return q, k, heads(x[..., k_end:], n_kv_heads)
 # --8<-- [end:ex5-solution]
 
 
@@ -272,47 +292,83 @@ def attention_weights(q, k, mask=None):
 
 # --8<-- [start:ex2-wrong-no-broadcast-axes]
 # rejected with: lines up the LAST axes
-def make_padding_mask(batch):
-    return np.array([[t != "<pad>" for t in seq] for seq in batch])
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[t != pad for t in seq] for seq in batch])
 # --8<-- [end:ex2-wrong-no-broadcast-axes]
 
 
 # --8<-- [start:ex2-wrong-query-axis]
 # rejected with: attends to <pad>
-def make_padding_mask(batch):
-    return np.array([[t != "<pad>" for t in seq] for seq in batch])[:, None, :, None]
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[t != pad for t in seq] for seq in batch])[:, None, :, None]
 # --8<-- [end:ex2-wrong-query-axis]
 
 
 # --8<-- [start:ex2-wrong-integers]
 # rejected with: dtype int64
-def make_padding_mask(batch):
-    return np.array([[int(t != "<pad>") for t in seq] for seq in batch])[:, None, None, :]
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[int(t != pad) for t in seq] for seq in batch])[:, None, None, :]
 # --8<-- [end:ex2-wrong-integers]
 
 
+# --8<-- [start:ex2-wrong-fixed-pad]
+# rejected with: the pad token is '[PAD]' here
+def make_padding_mask(batch, pad="<pad>"):
+    return np.array([[t != "<pad>" for t in seq] for seq in batch])[:, None, None, :]
+# --8<-- [end:ex2-wrong-fixed-pad]
+
+
+# --8<-- [start:ex2-wrong-right-padding-only]
+# rejected with: attends to [PAD]
+def make_padding_mask(batch, pad="<pad>"):
+    lengths = np.array([sum(t != pad for t in seq) for seq in batch])
+    n = len(batch[0])  # the first `length` tokens are real: right padding only
+    return (np.arange(n)[None, :] < lengths[:, None])[:, None, None, :]
+# --8<-- [end:ex2-wrong-right-padding-only]
+
+
 # --8<-- [start:ex3-wrong-blocks-the-allowed]
-# rejected with: the mask is inverted
-def masked_attention(q, k, v, mask):
+# rejected with: read the other way round
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    return softmax(np.where(~mask, scores, -np.inf), axis=-1) @ v
+    allowed = attn_mask & key_padding_mask[:, None, None, :]  # True = may attend
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
 # --8<-- [end:ex3-wrong-blocks-the-allowed]
 
 
 # --8<-- [start:ex3-wrong-multiplies]
-# rejected with: on q (4, 8)
-def masked_attention(q, k, v, mask):
+# rejected with: on q (2, 3, 4, 8)
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    return softmax(scores * mask, axis=-1) @ v
+    keep = ~(attn_mask | key_padding_mask[:, None, None, :])
+    return softmax(scores * keep, axis=-1) @ v
 # --8<-- [end:ex3-wrong-multiplies]
 
 
 # --8<-- [start:ex3-wrong-zeroes-after]
-# rejected with: on q (4, 8)
-def masked_attention(q, k, v, mask):
+# rejected with: on q (2, 3, 4, 8)
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    return (softmax(scores, axis=-1) * mask) @ v
+    keep = ~(attn_mask | key_padding_mask[:, None, None, :])
+    return (softmax(scores, axis=-1) * keep) @ v
 # --8<-- [end:ex3-wrong-zeroes-after]
+
+
+# --8<-- [start:ex3-wrong-no-padding]
+# rejected with: the key padding mask is ignored
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    return softmax(np.where(attn_mask, -np.inf, scores), axis=-1) @ v
+# --8<-- [end:ex3-wrong-no-padding]
+
+
+# --8<-- [start:ex3-wrong-both-needed]
+# rejected with: when either mask blocks it
+def masked_attention(q, k, v, attn_mask, key_padding_mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    blocked = attn_mask & key_padding_mask[:, None, None, :]
+    return softmax(np.where(blocked, -np.inf, scores), axis=-1) @ v
+# --8<-- [end:ex3-wrong-both-needed]
 
 
 # --8<-- [start:ex4-wrong-no-scaling]
@@ -350,26 +406,48 @@ def multi_head(x, W_q, W_k, W_v, W_o, n_heads):
 
 # --8<-- [start:ex5-wrong-reshape-only]
 # rejected with: mixes tokens into heads
-def split_heads(x, n_heads):
-    *lead, n, d_model = x.shape
-    return x.reshape(*lead, n_heads, n, d_model // n_heads)
+def split_qkv(x, n_heads, n_kv_heads):
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+
+    def heads(part, h):
+        return part.reshape(*lead, h, n, d_head)  # straight to heads
+
+    q = heads(x[..., :q_end], n_heads)
+    k = heads(x[..., q_end:k_end], n_kv_heads)
+    return q, k, heads(x[..., k_end:], n_kv_heads)
 # --8<-- [end:ex5-wrong-reshape-only]
 
 
-# --8<-- [start:ex5-wrong-2d-transpose]
-# rejected with: on x (2, 7, 16)
-def split_heads(x, n_heads):
-    n, d_model = x.shape[-2:]
-    return x.reshape(n, n_heads, d_model // n_heads).transpose(1, 0, 2)
-# --8<-- [end:ex5-wrong-2d-transpose]
+# --8<-- [start:ex5-wrong-equal-thirds]
+# rejected with: equal thirds
+def split_qkv(x, n_heads, n_kv_heads):
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q, k, v = np.split(x, 3, axis=-1)  # as if there were as many kv heads
+
+    def heads(part):
+        h = part.shape[-1] // d_head
+        return np.swapaxes(part.reshape(*lead, n, h, d_head), -2, -3)
+
+    return heads(q), heads(k), heads(v)
+# --8<-- [end:ex5-wrong-equal-thirds]
 
 
 # --8<-- [start:ex5-wrong-strided-heads]
-# rejected with: on x (5, 12)
-def split_heads(x, n_heads):
-    *lead, n, d_model = x.shape
-    x = x.reshape(*lead, n, d_model // n_heads, n_heads)
-    return np.moveaxis(x, -1, -3)
+# rejected with: its own d_head features
+def split_qkv(x, n_heads, n_kv_heads):
+    *lead, n, width = x.shape
+    d_head = width // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+
+    def heads(part, h):  # head h takes every h-th feature
+        return np.swapaxes(part.reshape(*lead, n, d_head, h), -1, -3).swapaxes(-1, -2)
+
+    q = heads(x[..., :q_end], n_heads)
+    k = heads(x[..., q_end:k_end], n_kv_heads)
+    return q, k, heads(x[..., k_end:], n_kv_heads)
 # --8<-- [end:ex5-wrong-strided-heads]
 
 

@@ -22,7 +22,7 @@ from attention.practice.ch03 import (
     check_rope,
     check_rope_interleaved,
     check_sinusoidal,
-    check_swiglu,
+    check_swiglu_fused,
 )
 # --8<-- [end:imports]
 
@@ -132,19 +132,24 @@ def gelu_tanh(x):
 
 
 # --8<-- [start:ex6-starter]
-def swiglu(x, W_gate, W_up, W_down):
-    """Llama's MLP: (silu(x W_gate) * (x W_up)) W_down, no biases."""
-    # Your code: this is GPT-2's two-matrix MLP with a ReLU.
-    return np.maximum(x @ W_gate, 0) @ W_down
+def swiglu_fused(x, W_gate_up, W_down):
+    """Llama's MLP with the gate and up projections stored as one matrix,
+    as Phi-3 stores them: W_gate_up (d_model, 2 d_ff), the gate's d_ff
+    columns first, then the up projection's; W_down (d_ff, d_model)."""
+    # Your code: this is a two-matrix MLP with a ReLU.
+    d_ff = W_down.shape[0]
+    return np.maximum(x @ W_gate_up[:, :d_ff], 0) @ W_down
 # --8<-- [end:ex6-starter]
 
 
 # --8<-- [start:ex6-solution]
-def swiglu(x, W_gate, W_up, W_down):
-    """Llama's MLP: (silu(x W_gate) * (x W_up)) W_down, no biases."""
-    gate = x @ W_gate  # (..., d_ff)
+def swiglu_fused(x, W_gate_up, W_down):
+    """Llama's MLP with the gate and up projections stored as one matrix,
+    as Phi-3 stores them: W_gate_up (d_model, 2 d_ff), the gate's d_ff
+    columns first, then the up projection's; W_down (d_ff, d_model)."""
+    gate, up = np.split(x @ W_gate_up, 2, axis=-1)  # (..., d_ff) each
     silu = gate / (1 + np.exp(-gate))  # z σ(z)
-    return (silu * (x @ W_up)) @ W_down  # (..., d_model)
+    return (silu * up) @ W_down  # (..., d_model)
 # --8<-- [end:ex6-solution]
 
 
@@ -354,26 +359,38 @@ def gelu_tanh(x):
 
 
 # --8<-- [start:ex6-wrong-swapped]
-# rejected with: are swapped
-def swiglu(x, W_gate, W_up, W_down):
-    up = x @ W_up
-    return (up / (1 + np.exp(-up)) * (x @ W_gate)) @ W_down
+# rejected with: the gate and the up projection are swapped
+def swiglu_fused(x, W_gate_up, W_down):
+    up, gate = np.split(x @ W_gate_up, 2, axis=-1)  # (..., d_ff) each
+    silu = gate / (1 + np.exp(-gate))  # z σ(z)
+    return (silu * up) @ W_down  # (..., d_model)
 # --8<-- [end:ex6-wrong-swapped]
 
 
-# --8<-- [start:ex6-wrong-relu-gate]
-# rejected with: that is ReGLU
-def swiglu(x, W_gate, W_up, W_down):
-    return (np.maximum(x @ W_gate, 0) * (x @ W_up)) @ W_down
-# --8<-- [end:ex6-wrong-relu-gate]
+# --8<-- [start:ex6-wrong-interleaved]
+# rejected with: interleaved
+def swiglu_fused(x, W_gate_up, W_down):
+    z = x @ W_gate_up
+    gate, up = z[..., 0::2], z[..., 1::2]  # even and odd columns
+    return (gate / (1 + np.exp(-gate)) * up) @ W_down
+# --8<-- [end:ex6-wrong-interleaved]
 
 
 # --8<-- [start:ex6-wrong-silu-of-product]
-# rejected with: before the product
-def swiglu(x, W_gate, W_up, W_down):
-    z = (x @ W_gate) * (x @ W_up)
+# rejected with: silu applies to the gate
+def swiglu_fused(x, W_gate_up, W_down):
+    gate, up = np.split(x @ W_gate_up, 2, axis=-1)
+    z = gate * up
     return (z / (1 + np.exp(-z))) @ W_down
 # --8<-- [end:ex6-wrong-silu-of-product]
+
+
+# --8<-- [start:ex6-wrong-sigmoid-gate]
+# rejected with: z σ(z)
+def swiglu_fused(x, W_gate_up, W_down):
+    gate, up = np.split(x @ W_gate_up, 2, axis=-1)
+    return (1 / (1 + np.exp(-gate)) * up) @ W_down  # σ(z), not z σ(z)
+# --8<-- [end:ex6-wrong-sigmoid-gate]
 
 
 # --8<-- [start:ex7-wrong-halves]

@@ -152,10 +152,8 @@ def decode_step(q, k, v, k_cache, v_cache):  # forgets 1/sqrt(d_head)
 def kv_cache_size(config, n_tokens, bytes_per_value=2):
     """Bytes of the KV cache of one sequence of n_tokens for this config
     (fields n_layers, n_heads, n_kv_heads, d_model)."""
-    d_head = config.d_model // config.n_heads
-    # Your code: what does the cache hold for each token, in each layer?
-    per_token = config.n_layers * config.n_kv_heads * d_head
-    return per_token * n_tokens * bytes_per_value
+    # Your code: count what the cache holds.
+    return 0
 # --8<-- [end:ex3-starter]
 
 
@@ -379,22 +377,26 @@ def min_p_filter(logits, p):
 
 
 # --8<-- [start:ex7-starter]
-def sliding_window_mask(n, window):
-    """(n, n) booleans for a decoder: query i sees keys i - window + 1 .. i.
-    It has a bug that real code shipped: find it."""
-    i = np.arange(n)[:, None]  # (n, 1) query positions
-    j = np.arange(n)[None, :]  # (1, n) key positions
-    return np.abs(i - j) < window
+def packed_window_mask(doc_ids, window):
+    """(n, n) booleans, True = may attend, for one row of documents packed
+    end to end: doc_ids (n,) gives each token's document. Query i sees
+    key j of its own document with i - window < j <= i."""
+    n = len(doc_ids)
+    # Your code: this lets every token see every other.
+    return np.ones((n, n), dtype=bool)
 # --8<-- [end:ex7-starter]
 
 
 # --8<-- [start:ex7-solution]
-def sliding_window_mask(n, window):
-    """(n, n) booleans for a decoder: query i sees keys i - window + 1 .. i."""
-    i = np.arange(n)[:, None]  # (n, 1) query positions
-    j = np.arange(n)[None, :]  # (1, n) key positions
-    # |i - j| < window is a bidirectional band; a decoder also needs j <= i.
-    return (j <= i) & (i - j < window)
+def packed_window_mask(doc_ids, window):
+    """(n, n) booleans, True = may attend, for one row of documents packed
+    end to end: doc_ids (n,) gives each token's document. Query i sees
+    key j of its own document with i - window < j <= i."""
+    ids = np.asarray(doc_ids)
+    i = np.arange(len(ids))[:, None]  # (n, 1) query positions
+    j = np.arange(len(ids))[None, :]  # (1, n) key positions
+    same = ids[:, None] == ids[None, :]  # no attention across documents
+    return same & (j <= i) & (i - j < window)
 # --8<-- [end:ex7-solution]
 
 
@@ -448,25 +450,47 @@ def min_p_filter(logits, p):
 
 # --8<-- [start:ex7-wrong-bidirectional]
 # rejected with: the band reaches forward too
-def sliding_window_mask(n, window):
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
-    return np.abs(i - j) < window
+def packed_window_mask(doc_ids, window):
+    ids = np.asarray(doc_ids)
+    i = np.arange(len(ids))[:, None]  # (n, 1) query positions
+    j = np.arange(len(ids))[None, :]  # (1, n) key positions
+    same = ids[:, None] == ids[None, :]  # no attention across documents
+    return same & (np.abs(i - j) < window)
 # --8<-- [end:ex7-wrong-bidirectional]
 
 
 # --8<-- [start:ex7-wrong-one-too-wide]
 # rejected with: one too wide
-def sliding_window_mask(n, window):
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
-    return (j <= i) & (i - j <= window)
+def packed_window_mask(doc_ids, window):
+    ids = np.asarray(doc_ids)
+    i = np.arange(len(ids))[:, None]  # (n, 1) query positions
+    j = np.arange(len(ids))[None, :]  # (1, n) key positions
+    same = ids[:, None] == ids[None, :]  # no attention across documents
+    return same & (j <= i) & (i - j <= window)
 # --8<-- [end:ex7-wrong-one-too-wide]
 
 
 # --8<-- [start:ex7-wrong-causal-only]
-# rejected with: on n = 6 and window = 3
-def sliding_window_mask(n, window):
-    return np.tril(np.ones((n, n), dtype=bool))
+# rejected with: Not yet
+def packed_window_mask(doc_ids, window):
+    ids = np.asarray(doc_ids)
+    i = np.arange(len(ids))[:, None]  # (n, 1) query positions
+    j = np.arange(len(ids))[None, :]  # (1, n) key positions
+    same = ids[:, None] == ids[None, :]  # no attention across documents
+    return same & (j <= i)
 # --8<-- [end:ex7-wrong-causal-only]
+
+
+# --8<-- [start:ex7-wrong-one-document]
+# rejected with: across documents
+def packed_window_mask(doc_ids, window):
+    ids = np.asarray(doc_ids)
+    i = np.arange(len(ids))[:, None]  # (n, 1) query positions
+    j = np.arange(len(ids))[None, :]  # (1, n) key positions
+    same = ids[:, None] == ids[None, :]  # no attention across documents
+    return (j <= i) & (i - j < window)
+# --8<-- [end:ex7-wrong-one-document]
+
 
 
 # --8<-- [start:ex8-starter]
@@ -645,78 +669,111 @@ def beam_step(scores, logits, beam_width):
 
 
 # --8<-- [start:ex10-starter]
-def cached_causal_attention(q, k, v):
-    """Causal attention of the n_q newest tokens, q (..., n_q, d), over
-    k, v (..., n_k, d): the n_k - n_q cached tokens, then the new ones.
-    It has a bug that shows only with a cache: find it."""
+def padded_cached_attention(q, k, v, pad):
+    """Causal attention of the n_q newest tokens of a batch of sequences
+    padded on the left: q (batch, heads, n_q, d) over k, v (batch, heads,
+    n_k, d), the cache then the new tokens; the first pad[b] keys of
+    sequence b are padding, seen by no query. Returns (batch, heads, n_q,
+    d)."""
     n_q, n_k = q.shape[-2], k.shape[-2]
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    query_pos = np.arange(n_q)[:, None]  # (n_q, 1)
-    key_pos = np.arange(n_k)[None, :]  # (1, n_k)
-    scores = np.where(key_pos <= query_pos, scores, -np.inf)
-    return softmax(scores, axis=-1) @ v  # (..., n_q, d)
+    # Your code: every query sees every key.
+    return softmax(scores, axis=-1) @ v
 # --8<-- [end:ex10-starter]
 
 
 # --8<-- [start:ex10-solution]
-def cached_causal_attention(q, k, v):
-    """Causal attention of the n_q newest tokens, q (..., n_q, d), over
-    k, v (..., n_k, d): the n_k - n_q cached tokens, then the new ones."""
+def padded_cached_attention(q, k, v, pad):
+    """Causal attention of the n_q newest tokens of a batch of sequences
+    padded on the left: q (batch, heads, n_q, d) over k, v (batch, heads,
+    n_k, d), the cache then the new tokens; the first pad[b] keys of
+    sequence b are padding, seen by no query. Returns (batch, heads, n_q,
+    d)."""
     n_q, n_k = q.shape[-2], k.shape[-2]
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    # The new tokens come after the cache: query i is at n_k - n_q + i.
-    query_pos = np.arange(n_k - n_q, n_k)[:, None]  # (n_q, 1)
-    key_pos = np.arange(n_k)[None, :]  # (1, n_k)
-    scores = np.where(key_pos <= query_pos, scores, -np.inf)
-    return softmax(scores, axis=-1) @ v  # (..., n_q, d)
+    query_pos = np.arange(n_k - n_q, n_k)[:, None]  # after the cache
+    key_pos = np.arange(n_k)[None, :]
+    causal = key_pos <= query_pos  # (n_q, n_k)
+    real = key_pos >= np.asarray(pad)[:, None]  # (batch, n_k)
+    allowed = causal & real[:, None, None, :]  # (batch, 1, n_q, n_k)
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
 # --8<-- [end:ex10-solution]
-
 
 # --8<-- [start:ex10-wrong-no-offset]
 # rejected with: as if nothing were cached
-def cached_causal_attention(q, k, v):
+def padded_cached_attention(q, k, v, pad):
+    n_q, n_k = q.shape[-2], k.shape[-2]
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    allowed = np.tril(np.ones(scores.shape[-2:], dtype=bool))
+    query_pos = np.arange(n_q)[:, None]  # as if nothing were cached
+    key_pos = np.arange(n_k)[None, :]
+    causal = key_pos <= query_pos  # (n_q, n_k)
+    real = key_pos >= np.asarray(pad)[:, None]  # (batch, n_k)
+    allowed = causal & real[:, None, None, :]  # (batch, 1, n_q, n_k)
     return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
 # --8<-- [end:ex10-wrong-no-offset]
 
-
 # --8<-- [start:ex10-wrong-one-ahead]
 # rejected with: also sees the key after its own
-def cached_causal_attention(q, k, v):
+def padded_cached_attention(q, k, v, pad):
     n_q, n_k = q.shape[-2], k.shape[-2]
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
     query_pos = np.arange(n_k - n_q + 1, n_k + 1)[:, None]  # one too far
-    allowed = np.arange(n_k)[None, :] <= query_pos
+    key_pos = np.arange(n_k)[None, :]
+    causal = key_pos <= query_pos  # (n_q, n_k)
+    real = key_pos >= np.asarray(pad)[:, None]  # (batch, n_k)
+    allowed = causal & real[:, None, None, :]  # (batch, 1, n_q, n_k)
     return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
 # --8<-- [end:ex10-wrong-one-ahead]
 
-
-# --8<-- [start:ex10-wrong-no-mask]
-# rejected with: sees all n_k keys
-def cached_causal_attention(q, k, v):
-    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    return softmax(scores, axis=-1) @ v
-# --8<-- [end:ex10-wrong-no-mask]
-
-
-# --8<-- [start:ex10-wrong-top-left-offset]
-# rejected with: sees all n_k keys
-def cached_causal_attention(q, k, v):
+# --8<-- [start:ex10-wrong-pads-only]
+# rejected with: block the keys after each query
+def padded_cached_attention(q, k, v, pad):
     n_q, n_k = q.shape[-2], k.shape[-2]
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    query_pos = np.arange(n_q)[:, None] + n_q - 1  # an offset, the wrong one
-    allowed = np.arange(n_k)[None, :] <= query_pos
+    query_pos = np.arange(n_k - n_q, n_k)[:, None]  # after the cache
+    key_pos = np.arange(n_k)[None, :]
+    causal = key_pos <= query_pos  # (n_q, n_k)
+    real = key_pos >= np.asarray(pad)[:, None]  # (batch, n_k)
+    allowed = real[:, None, None, :]  # no causal mask
     return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
-# --8<-- [end:ex10-wrong-top-left-offset]
+# --8<-- [end:ex10-wrong-pads-only]
 
+# --8<-- [start:ex10-wrong-no-pads]
+# rejected with: padding
+def padded_cached_attention(q, k, v, pad):
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    query_pos = np.arange(n_k - n_q, n_k)[:, None]  # after the cache
+    key_pos = np.arange(n_k)[None, :]
+    causal = key_pos <= query_pos  # (n_q, n_k)
+    real = key_pos >= np.asarray(pad)[:, None]  # (batch, n_k)
+    allowed = causal  # the pads are attended
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
+# --8<-- [end:ex10-wrong-no-pads]
+
+# --8<-- [start:ex10-wrong-right-padding]
+# rejected with: at the start
+def padded_cached_attention(q, k, v, pad):
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    query_pos = np.arange(n_k - n_q, n_k)[:, None]  # after the cache
+    key_pos = np.arange(n_k)[None, :]
+    causal = key_pos <= query_pos  # (n_q, n_k)
+    real = key_pos < n_k - np.asarray(pad)[:, None]  # pads at the end
+    allowed = causal & real[:, None, None, :]  # (batch, 1, n_q, n_k)
+    return softmax(np.where(allowed, scores, -np.inf), axis=-1) @ v
+# --8<-- [end:ex10-wrong-right-padding]
 
 # --8<-- [start:ex10-wrong-unshifted-softmax]
 # rejected with: the scores near ±1000
-def cached_causal_attention(q, k, v):
+def padded_cached_attention(q, k, v, pad):
     n_q, n_k = q.shape[-2], k.shape[-2]
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    allowed = np.arange(n_k)[None, :] <= np.arange(n_k - n_q, n_k)[:, None]
+    query_pos = np.arange(n_k - n_q, n_k)[:, None]  # after the cache
+    key_pos = np.arange(n_k)[None, :]
+    causal = key_pos <= query_pos  # (n_q, n_k)
+    real = key_pos >= np.asarray(pad)[:, None]  # (batch, n_k)
+    allowed = causal & real[:, None, None, :]  # (batch, 1, n_q, n_k)
     e = np.where(allowed, np.exp(scores), 0.0)  # exp(1000) overflows
     return e / e.sum(axis=-1, keepdims=True) @ v
 # --8<-- [end:ex10-wrong-unshifted-softmax]

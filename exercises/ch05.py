@@ -16,7 +16,7 @@ from attention.practice.ch05 import (
     check_chunked_attention,
     check_forward_flops,
     check_merge,
-    check_merge_lse,
+    check_partial_attention,
     check_running_max_and_sum,
     check_tile_attention,
     check_tile_kind,
@@ -29,10 +29,7 @@ def running_max_and_sum(blocks):
     and l = sum(exp(s - m))."""
     m, l = -math.inf, 0.0
     for block in blocks:
-        m_new = max(m, float(np.max(block)))
-        # Your code: l was summed relative to m; move it onto m_new first.
-        l = l + float(np.sum(np.exp(block - m_new)))
-        m = m_new
+        pass  # Your code: update m and l from this block.
     return m, l
 # --8<-- [end:ex1-starter]
 
@@ -326,55 +323,93 @@ def tile_attention(q_tile, k, v, q0, block):
 
 
 # --8<-- [start:ex5-starter]
-def merge_lse(o1, lse1, o2, lse2):
-    """Attention over all keys from two parts: o_i (..., n_q, d_v) and each
-    row's log-sum-exp of its scores over part i, lse_i (..., n_q)."""
-    # Your code: each part's weight is its share of the softmax mass.
-    w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
-    return (w1 * o1 + w2 * o2) / (w1 + w2)
+def partial_attention(q, k, v, mask):
+    """Attention of q (..., n_q, d) over one part of the keys, k, v (...,
+    n_k, d), mask (..., n_q, n_k) boolean (True = may attend), with what a
+    later merge needs: (output (..., n_q, d_v), each row's log-sum-exp of
+    its scaled scores (..., n_q)). A row with no allowed key: output 0,
+    log-sum-exp -inf."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    # Your code: the output and each row's log-sum-exp.
+    return None, None
 # --8<-- [end:ex5-starter]
 
 
 # --8<-- [start:ex5-solution]
-def merge_lse(o1, lse1, o2, lse2):
-    """Attention over all keys from two parts: o_i (..., n_q, d_v) and each
-    row's log-sum-exp of its scores over part i, lse_i (..., n_q)."""
-    lse = np.logaddexp(lse1, lse2)  # (..., n_q): log of the total mass
-    w1 = np.exp(lse1 - lse)[..., None]  # part 1's share, in [0, 1]
-    w2 = np.exp(lse2 - lse)[..., None]
-    return w1 * o1 + w2 * o2
+def partial_attention(q, k, v, mask):
+    """Attention of q (..., n_q, d) over one part of the keys, k, v (...,
+    n_k, d), mask (..., n_q, n_k) boolean (True = may attend), with what a
+    later merge needs: (output (..., n_q, d_v), each row's log-sum-exp of
+    its scaled scores (..., n_q)). A row with no allowed key: output 0,
+    log-sum-exp -inf."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    m = np.max(scores, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # an empty row: any shift
+    p = np.exp(scores - m)  # <= 1, 0 where blocked
+    l = np.sum(p, axis=-1, keepdims=True)
+    out = (p @ v) / np.where(l > 0, l, 1.0)  # an empty row stays 0
+    with np.errstate(divide="ignore"):  # log(0) = -inf: no key
+        lse = (m + np.log(l))[..., 0]
+    return out, lse
 # --8<-- [end:ex5-solution]
 
+# --8<-- [start:ex5-wrong-unshifted]
+# rejected with: overflowed
+def partial_attention(q, k, v, mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    e = np.exp(scores)  # exp(1000) is inf
+    l = e.sum(axis=-1, keepdims=True)
+    out = (e @ v) / np.where(l > 0, l, 1.0)
+    with np.errstate(divide="ignore"):
+        return out, np.log(l)[..., 0]
+# --8<-- [end:ex5-wrong-unshifted]
 
-# --8<-- [start:ex5-wrong-overflows]
-# rejected with: exp(lse) overflows
-def merge_lse(o1, lse1, o2, lse2):
-    w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
-    return (w1 * o1 + w2 * o2) / (w1 + w2)
-# --8<-- [end:ex5-wrong-overflows]
+# --8<-- [start:ex5-wrong-nan-rows]
+# rejected with: in a row with no allowed key
+def partial_attention(q, k, v, mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    m = np.max(scores, axis=-1, keepdims=True)  # -inf for an empty row
+    p = np.exp(scores - m)  # -inf - -inf: nan
+    l = np.sum(p, axis=-1, keepdims=True)
+    return (p @ v) / l, (m + np.log(l))[..., 0]
+# --8<-- [end:ex5-wrong-nan-rows]
 
+# --8<-- [start:ex5-wrong-max-as-lse]
+# rejected with: largest score
+def partial_attention(q, k, v, mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    m = np.max(scores, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # an empty row: any shift
+    p = np.exp(scores - m)  # <= 1, 0 where blocked
+    l = np.sum(p, axis=-1, keepdims=True)
+    out = (p @ v) / np.where(l > 0, l, 1.0)  # an empty row stays 0
+    with np.errstate(divide="ignore"):  # log(0) = -inf: no key
+        lse = np.max(scores, axis=-1)  # the largest score only
+    return out, lse
+# --8<-- [end:ex5-wrong-max-as-lse]
 
-# --8<-- [start:ex5-wrong-average]
-# rejected with: the plain average
-def merge_lse(o1, lse1, o2, lse2):
-    return (o1 + o2) / 2
-# --8<-- [end:ex5-wrong-average]
-
-
-# --8<-- [start:ex5-wrong-linear-weights]
-# rejected with: on queries (4, 8)
-def merge_lse(o1, lse1, o2, lse2):
-    w1, w2 = lse1[..., None], lse2[..., None]
-    return (w1 * o1 + w2 * o2) / (w1 + w2)
-# --8<-- [end:ex5-wrong-linear-weights]
-
-
-# --8<-- [start:ex5-wrong-2d-only]
-# rejected with: on queries (2, 3, 3, 8)
-def merge_lse(o1, lse1, o2, lse2):
-    lse = np.logaddexp(lse1, lse2)
-    return np.exp(lse1 - lse)[:, None] * o1 + np.exp(lse2 - lse)[:, None] * o2
-# --8<-- [end:ex5-wrong-2d-only]
+# --8<-- [start:ex5-wrong-unscaled-lse]
+# rejected with: scaled scores
+def partial_attention(q, k, v, mask):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    scores = np.where(mask, scores, -np.inf)  # (..., n_q, n_k)
+    m = np.max(scores, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # an empty row: any shift
+    p = np.exp(scores - m)  # <= 1, 0 where blocked
+    l = np.sum(p, axis=-1, keepdims=True)
+    out = (p @ v) / np.where(l > 0, l, 1.0)  # an empty row stays 0
+    raw = np.where(mask, q @ np.swapaxes(k, -1, -2), -np.inf)  # not scaled
+    top = np.max(raw, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        lse = (top + np.log(np.sum(np.exp(raw - top), axis=-1, keepdims=True)))[..., 0]
+    return out, lse
+# --8<-- [end:ex5-wrong-unscaled-lse]
 
 
 # --8<-- [start:ex6-starter]

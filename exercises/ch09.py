@@ -11,77 +11,87 @@ import numpy as np
 
 from attention import softmax
 from attention.model import ModelConfig
-from attention.practice.ch09 import (check_absorb_key,
+from attention.practice.ch09 import (check_absorb_key_packed,
                                      check_capped_softmax_grad, check_dispatch,
                                      check_latent_cache_bytes,
-                                     check_load_balancing_loss,
+                                     check_masked_balancing_loss,
                                      check_top_k_router)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
-def absorb_key(q_nope, W_uk):
-    """Queries in latent space: head h's q_nope[h] times W_uk[h]ᵀ.
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
+    """Queries in latent space, from Hugging Face's packed kv_b_proj.
 
-    q_nope: (batch, H, n, d_nope); W_uk: (r, H * d_nope), head h's
-    columns h * d_nope .. (h + 1) * d_nope - 1. Returns (batch, H, n, r).
+    q_nope: (batch, H, n, d_nope); kv_b_weight: (H * (d_nope + d_v), r),
+    kv_b_proj.weight as the checkpoint stores it: for each head in turn,
+    its d_nope key rows (W_uk) then its d_v value rows (W_uv). Returns
+    (batch, H, n, r): head h's query times head h's key block.
     """
-    # Your code: this uses head 0's block for every head.
-    d_nope = q_nope.shape[-1]
-    return q_nope @ W_uk[:, :d_nope].T
+    # Your code: this reads the first rows as if they were all keys.
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    return q_nope @ kv_b_weight[:d_nope]
 # --8<-- [end:ex1-starter]
 
 
 # --8<-- [start:ex1-solution]
-def absorb_key(q_nope, W_uk):
-    """Queries in latent space: head h's q_nope[h] times W_uk[h]ᵀ.
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
+    """Queries in latent space, from Hugging Face's packed kv_b_proj.
 
-    q_nope: (batch, H, n, d_nope); W_uk: (r, H * d_nope), head h's
-    columns h * d_nope .. (h + 1) * d_nope - 1. Returns (batch, H, n, r).
+    q_nope: (batch, H, n, d_nope); kv_b_weight: (H * (d_nope + d_v), r),
+    kv_b_proj.weight as the checkpoint stores it: for each head in turn,
+    its d_nope key rows (W_uk) then its d_v value rows (W_uv). Returns
+    (batch, H, n, r): head h's query times head h's key block.
     """
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], H, d_nope)     # (r, H, d_nope)
-    W = W.transpose(1, 2, 0)                       # (H, d_nope, r)
-    return q_nope @ W                              # (batch, H, n, r)
+    W = kv_b_weight.reshape(H, d_nope + d_v, -1)  # (H, d_nope + d_v, r)
+    W_uk = W[:, :d_nope, :]                        # (H, d_nope, r)
+    return q_nope @ W_uk                           # (batch, H, n, r)
 # --8<-- [end:ex1-solution]
 
 
 # --8<-- [start:ex1-wrong-head-layout]
-# rejected with: head h's columns
-def absorb_key(q_nope, W_uk):
+# rejected with: for each head in turn
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], d_nope, H)     # heads interleaved
-    return q_nope @ W.transpose(2, 1, 0)
+    W_uk = kv_b_weight[:H * d_nope].reshape(H, d_nope, -1)  # keys first, all heads
+    return q_nope @ W_uk
 # --8<-- [end:ex1-wrong-head-layout]
 
 
 # --8<-- [start:ex1-wrong-summed-heads]
 # rejected with: each head keeps its own
-def absorb_key(q_nope, W_uk):
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], H, d_nope).transpose(1, 2, 0)
-    summed = (q_nope @ W).sum(axis=-3, keepdims=True)
-    return np.broadcast_to(summed, q_nope.shape[:-1] + (W_uk.shape[0],))
+    W_uk = kv_b_weight.reshape(H, d_nope + d_v, -1)[:, :d_nope, :]
+    summed = (q_nope @ W_uk).sum(axis=-3, keepdims=True)
+    return np.broadcast_to(summed, q_nope.shape[:-1] + (W_uk.shape[-1],))
 # --8<-- [end:ex1-wrong-summed-heads]
 
 
 # --8<-- [start:ex1-wrong-scaled]
 # rejected with: no scale here
-def absorb_key(q_nope, W_uk):
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
     H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
-    W = W_uk.reshape(W_uk.shape[0], H, d_nope).transpose(1, 2, 0)
-    return q_nope @ W / np.sqrt(d_nope)
+    W_uk = kv_b_weight.reshape(H, d_nope + d_v, -1)[:, :d_nope, :]
+    return q_nope @ W_uk / np.sqrt(d_nope)
 # --8<-- [end:ex1-wrong-scaled]
+
+
+# --8<-- [start:ex1-wrong-value-rows]
+# rejected with: its d_nope key rows come first
+def absorb_key_packed(q_nope, kv_b_weight, d_v):
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = kv_b_weight.reshape(H, d_nope + d_v, -1)
+    return q_nope @ W[:, d_v:, :]  # the last d_nope rows of each head
+# --8<-- [end:ex1-wrong-value-rows]
 
 
 # --8<-- [start:ex2-starter]
 def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
     """Bytes of MLA's cache for n_tokens tokens of one sequence, for a
     ModelConfig of arch "deepseek_v3"."""
-    # Your code: this is what an MHA cache of the expanded heads would take.
-    c = config
-    per_layer = c.n_heads * (c.qk_nope_head_dim + c.qk_rope_head_dim
-                             + c.v_head_dim)
-    return c.n_layers * per_layer * n_tokens * bytes_per_value
+    # Your code: what does each token leave in each layer?
+    return 0
 # --8<-- [end:ex2-starter]
 
 
@@ -233,25 +243,25 @@ def top_k_router(logits, k):
 
 
 # --8<-- [start:ex5-starter]
-def load_balancing_loss(router_logits, k):
-    """n_experts * sum_e f_e P_e for router_logits (tokens, n_experts):
-    f_e = (top-k assignments to expert e) / tokens, P_e = the mean softmax
-    probability of expert e."""
-    # Your code: this counts only each token's first choice (Switch's k=1).
-    p = softmax(router_logits, axis=-1)
-    n_tokens, n_experts = p.shape
-    first = np.argmax(p, axis=-1)
-    f = np.bincount(first, minlength=n_experts) / n_tokens
-    return n_experts * np.sum(f * p.mean(axis=0))
+def masked_balancing_loss(router_logits, k, mask):
+    """n_experts * sum_e f_e P_e over the real tokens of a padded batch:
+    router_logits (batch, seq, n_experts), mask (batch, seq), True for a
+    real token. f_e: top-k assignments to expert e per real token; P_e:
+    the mean softmax probability of expert e over the real tokens."""
+    # Your code: this is the loss of a perfectly even router, whatever k.
+    return float(k)
 # --8<-- [end:ex5-starter]
 
 
 # --8<-- [start:ex5-solution]
-def load_balancing_loss(router_logits, k):
-    """n_experts * sum_e f_e P_e for router_logits (tokens, n_experts):
-    f_e = (top-k assignments to expert e) / tokens, P_e = the mean softmax
-    probability of expert e."""
-    p = softmax(router_logits, axis=-1)             # (tokens, n_experts)
+def masked_balancing_loss(router_logits, k, mask):
+    """n_experts * sum_e f_e P_e over the real tokens of a padded batch:
+    router_logits (batch, seq, n_experts), mask (batch, seq), True for a
+    real token. f_e: top-k assignments to expert e per real token; P_e:
+    the mean softmax probability of expert e over the real tokens."""
+    z = router_logits[mask]                         # (real tokens, n_experts)
+    z = z - z.max(axis=-1, keepdims=True)           # no overflow
+    p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
     n_tokens, n_experts = p.shape
     chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
     f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
@@ -259,41 +269,83 @@ def load_balancing_loss(router_logits, k):
 # --8<-- [end:ex5-solution]
 
 
-# --8<-- [start:ex5-wrong-no-n-experts]
-# rejected with: not multiplied by n_experts
-def load_balancing_loss(router_logits, k):
-    p = softmax(router_logits, axis=-1)
+# --8<-- [start:ex5-wrong-padding-counted]
+# rejected with: the padding
+def masked_balancing_loss(router_logits, k, mask):
+    z = router_logits.reshape(-1, router_logits.shape[-1])  # every position
+    z = z - z.max(axis=-1, keepdims=True)           # no overflow
+    p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
+    return n_experts * np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-wrong-padding-counted]
+
+
+# --8<-- [start:ex5-wrong-p-over-all]
+# rejected with: P_e too
+def masked_balancing_loss(router_logits, k, mask):
+    every = router_logits.reshape(-1, router_logits.shape[-1])
+    e = np.exp(every - every.max(axis=-1, keepdims=True))
+    p_all = e / e.sum(axis=-1, keepdims=True)       # pads included
+    p = p_all[mask.ravel()]
     n_tokens, n_experts = p.shape
     chosen = np.argsort(-p, axis=-1)[:, :k]
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
+    return n_experts * np.sum(f * p_all.mean(axis=0))
+# --8<-- [end:ex5-wrong-p-over-all]
+
+
+# --8<-- [start:ex5-wrong-every-position]
+# rejected with: every position
+def masked_balancing_loss(router_logits, k, mask):
+    z = router_logits[mask]
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    n_experts = p.shape[-1]
+    chosen = np.argsort(-p, axis=-1)[:, :k]
+    n = mask.size  # divides by every position, pads included
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / n
+    return n_experts * np.sum(f * p.sum(axis=0) / n)
+# --8<-- [end:ex5-wrong-every-position]
+
+
+# --8<-- [start:ex5-wrong-no-n-experts]
+# rejected with: not multiplied by n_experts
+def masked_balancing_loss(router_logits, k, mask):
+    z = router_logits[mask]                         # (real tokens, n_experts)
+    z = z - z.max(axis=-1, keepdims=True)           # no overflow
+    p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
     f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
     return np.sum(f * p.mean(axis=0))
 # --8<-- [end:ex5-wrong-no-n-experts]
 
 
-# --8<-- [start:ex5-wrong-chosen-weights]
-# rejected with: over all experts
-def load_balancing_loss(router_logits, k):
-    p = softmax(router_logits, axis=-1)
-    n_tokens, n_experts = p.shape
-    chosen = np.argsort(-p, axis=-1)[:, :k]
-    f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
-    kept = np.take_along_axis(p, chosen, axis=-1)
-    gates = np.zeros_like(p)
-    np.put_along_axis(gates, chosen, kept / kept.sum(axis=-1, keepdims=True),
-                      axis=-1)
-    return n_experts * np.sum(f * gates.mean(axis=0))
-# --8<-- [end:ex5-wrong-chosen-weights]
-
-
 # --8<-- [start:ex5-wrong-per-assignment]
-# rejected with: the f sum to k
-def load_balancing_loss(router_logits, k):
-    p = softmax(router_logits, axis=-1)
+# rejected with: f was divided by tokens * k
+def masked_balancing_loss(router_logits, k, mask):
+    z = router_logits[mask]                         # (real tokens, n_experts)
+    z = z - z.max(axis=-1, keepdims=True)           # no overflow
+    p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
     n_tokens, n_experts = p.shape
-    chosen = np.argsort(-p, axis=-1)[:, :k]
+    chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
     f = np.bincount(chosen.ravel(), minlength=n_experts) / (n_tokens * k)
     return n_experts * np.sum(f * p.mean(axis=0))
 # --8<-- [end:ex5-wrong-per-assignment]
+
+
+# --8<-- [start:ex5-wrong-unshifted]
+# rejected with: overflowed
+def masked_balancing_loss(router_logits, k, mask):
+    z = router_logits[mask]
+    p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)  # exp(1000) is inf
+    n_tokens, n_experts = p.shape
+    chosen = np.argsort(-p, axis=-1)[:, :k]
+    f = np.bincount(chosen.ravel(), minlength=n_experts) / n_tokens
+    return n_experts * np.sum(f * p.mean(axis=0))
+# --8<-- [end:ex5-wrong-unshifted]
 
 
 # --8<-- [start:ex2-wrong-default-one-byte]
@@ -317,20 +369,6 @@ def latent_cache_bytes(config, n_tokens, bytes_per_value=2):
     return int(np.int32(c.n_layers) * np.int32(per_layer) * np.int32(n_tokens)
                * np.int32(bytes_per_value))
 # --8<-- [end:ex2-wrong-int32]
-
-
-# --8<-- [start:ex5-wrong-no-minlength]
-# rejected with: Not yet
-def load_balancing_loss(router_logits, k):
-    """n_experts * sum_e f_e P_e for router_logits (tokens, n_experts):
-    f_e = (top-k assignments to expert e) / tokens, P_e = the mean softmax
-    probability of expert e."""
-    p = softmax(router_logits, axis=-1)             # (tokens, n_experts)
-    n_tokens, n_experts = p.shape
-    chosen = np.argsort(-p, axis=-1)[:, :k]         # (tokens, k)
-    f = np.bincount(chosen.ravel()) / n_tokens
-    return n_experts * np.sum(f * p.mean(axis=0))
-# --8<-- [end:ex5-wrong-no-minlength]
 
 
 # --8<-- [start:ex3-wrong-uninitialised]

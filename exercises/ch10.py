@@ -7,11 +7,18 @@ name on purpose: the reader replaces the one with the other.
 """
 
 # --8<-- [start:imports]
+import math
+
 import numpy as np
 
-from attention.practice.ch10 import (check_causal_linear_attention,
-                                     check_decayed_attention, check_delta_step,
-                                     check_merge_chunks)
+from attention.practice.ch10 import (
+    check_causal_linear_attention,
+    check_decayed_attention,
+    check_decayed_state,
+    check_delta_decode,
+    check_merge_chunks,
+    check_normalised_decode,
+)
 # --8<-- [end:imports]
 
 # --8<-- [start:ex1-starter]
@@ -73,70 +80,159 @@ def causal_linear_attention(q, k, v):
 
 
 # --8<-- [start:ex2-starter]
-def delta_step(S, k, v, beta, g):
-    """One token of the gated delta rule: S <- a S + beta kᵀ (v - k a S).
+def delta_decode(S, q, k, v, beta, g):
+    """One decode step of Gated DeltaNet (Qwen3-Next), one new token.
 
-    S: (..., d_k, d_v); k: (..., d_k); v: (..., d_v); beta, g: (...) or
-    numbers; a = exp(g). Returns the new state (..., d_k, d_v).
-    """
-    # Your code: this is linear attention's write, with a decay.
-    a = np.exp(g)[..., None, None]
-    return a * S + np.asarray(beta)[..., None, None] * (
-        k[..., :, None] * v[..., None, :])
+    S: the state (..., d_k, d_v); q, k: (..., d_k); v: (..., d_v); beta,
+    g: (...) or numbers, a = exp(g). q and k are first scaled to unit
+    length, x / sqrt(sum(x²) + 1e-6), and q then by 1 / sqrt(d_k). The
+    state is updated by the gated delta rule and read by the query.
+    Returns (out (..., d_v), the new state)."""
+    # Your code: this reads the state as it was and leaves it unchanged.
+    return (q[..., None, :] @ S)[..., 0, :], S
 # --8<-- [end:ex2-starter]
 
 
 # --8<-- [start:ex2-solution]
-def delta_step(S, k, v, beta, g):
-    """One token of the gated delta rule: S <- a S + beta kᵀ (v - k a S).
+def delta_decode(S, q, k, v, beta, g):
+    """One decode step of Gated DeltaNet (Qwen3-Next), one new token.
 
-    S: (..., d_k, d_v); k: (..., d_k); v: (..., d_v); beta, g: (...) or
-    numbers; a = exp(g). Returns the new state (..., d_k, d_v).
-    """
+    S: the state (..., d_k, d_v); q, k: (..., d_k); v: (..., d_v); beta,
+    g: (...) or numbers, a = exp(g). q and k are first scaled to unit
+    length, x / sqrt(sum(x²) + 1e-6), and q then by 1 / sqrt(d_k). The
+    state is updated by the gated delta rule and read by the query.
+    Returns (out (..., d_v), the new state)."""
+    d_k = q.shape[-1]
+    q = q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True) + 1e-6)
+    k = k / np.sqrt(np.sum(k * k, axis=-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
     S = np.exp(g)[..., None, None] * S                 # decay first
     error = v - (k[..., None, :] @ S)[..., 0, :]       # v - k (a S)
     write = k[..., :, None] * error[..., None, :]      # kᵀ error
-    return S + np.asarray(beta)[..., None, None] * write
+    S = S + np.asarray(beta)[..., None, None] * write
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
 # --8<-- [end:ex2-solution]
 
+# --8<-- [start:ex2-wrong-linear-write]
+# rejected with: as linear attention does
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True) + 1e-6)
+    k = k / np.sqrt(np.sum(k * k, axis=-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
+    S = np.exp(g)[..., None, None] * S                 # decay first
+    error = v  # linear attention's write
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    S = S + np.asarray(beta)[..., None, None] * write
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
+# --8<-- [end:ex2-wrong-linear-write]
 
 # --8<-- [start:ex2-wrong-old-state]
 # rejected with: measured against S before its decay
-def delta_step(S, k, v, beta, g):
-    error = v - (k[..., None, :] @ S)[..., 0, :]
-    write = k[..., :, None] * error[..., None, :]
-    a = np.exp(g)[..., None, None]
-    return a * S + np.asarray(beta)[..., None, None] * write
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True) + 1e-6)
+    k = k / np.sqrt(np.sum(k * k, axis=-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
+    error = v - (k[..., None, :] @ S)[..., 0, :]  # before the decay
+    S = np.exp(g)[..., None, None] * S
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    S = S + np.asarray(beta)[..., None, None] * write
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
 # --8<-- [end:ex2-wrong-old-state]
-
 
 # --8<-- [start:ex2-wrong-decay-last]
 # rejected with: decay first, then write
-def delta_step(S, k, v, beta, g):
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True) + 1e-6)
+    k = k / np.sqrt(np.sum(k * k, axis=-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
     error = v - (k[..., None, :] @ S)[..., 0, :]
     write = k[..., :, None] * error[..., None, :]
     S = S + np.asarray(beta)[..., None, None] * write
-    return np.exp(g)[..., None, None] * S
+    S = np.exp(g)[..., None, None] * S  # decays the write too
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
 # --8<-- [end:ex2-wrong-decay-last]
-
 
 # --8<-- [start:ex2-wrong-no-beta]
 # rejected with: beta was ignored
-def delta_step(S, k, v, beta, g):
-    S = np.exp(g)[..., None, None] * S
-    error = v - (k[..., None, :] @ S)[..., 0, :]
-    return S + k[..., :, None] * error[..., None, :]
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True) + 1e-6)
+    k = k / np.sqrt(np.sum(k * k, axis=-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
+    S = np.exp(g)[..., None, None] * S                 # decay first
+    error = v - (k[..., None, :] @ S)[..., 0, :]       # v - k (a S)
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    S = S + write
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
 # --8<-- [end:ex2-wrong-no-beta]
+
+# --8<-- [start:ex2-wrong-read-old-state]
+# rejected with: read the new state
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True) + 1e-6)
+    k = k / np.sqrt(np.sum(k * k, axis=-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
+    out = (q[..., None, :] @ S)[..., 0, :]  # read before the update
+    S = np.exp(g)[..., None, None] * S                 # decay first
+    error = v - (k[..., None, :] @ S)[..., 0, :]       # v - k (a S)
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    S = S + np.asarray(beta)[..., None, None] * write
+    return out, S
+# --8<-- [end:ex2-wrong-read-old-state]
+
+# --8<-- [start:ex2-wrong-unnormalised]
+# rejected with: unit length
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
+    S = np.exp(g)[..., None, None] * S                 # decay first
+    error = v - (k[..., None, :] @ S)[..., 0, :]       # v - k (a S)
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    S = S + np.asarray(beta)[..., None, None] * write
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
+# --8<-- [end:ex2-wrong-unnormalised]
+
+# --8<-- [start:ex2-wrong-eps-outside]
+# rejected with: Not yet
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q / (np.linalg.norm(q, axis=-1, keepdims=True) + 1e-6)
+    k = k / (np.linalg.norm(k, axis=-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(d_k))  # a Python float keeps q's dtype
+    S = np.exp(g)[..., None, None] * S                 # decay first
+    error = v - (k[..., None, :] @ S)[..., 0, :]       # v - k (a S)
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    S = S + np.asarray(beta)[..., None, None] * write
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
+# --8<-- [end:ex2-wrong-eps-outside]
+
+# --8<-- [start:ex2-wrong-unscaled]
+# rejected with: 1 / sqrt(d_k)
+def delta_decode(S, q, k, v, beta, g):
+    d_k = q.shape[-1]
+    q = q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True) + 1e-6)
+    k = k / np.sqrt(np.sum(k * k, axis=-1, keepdims=True) + 1e-6)
+    S = np.exp(g)[..., None, None] * S                 # decay first
+    error = v - (k[..., None, :] @ S)[..., 0, :]       # v - k (a S)
+    write = k[..., :, None] * error[..., None, :]      # kᵀ error
+    S = S + np.asarray(beta)[..., None, None] * write
+    return (q[..., None, :] @ S)[..., 0, :], S         # read the new state
+# --8<-- [end:ex2-wrong-unscaled]
 
 
 # --8<-- [start:ex3-starter]
-def merge_chunks(q_b, out_b, state_a, state_b):
-    """Join chunk A (before) and chunk B (after) of causal linear attention.
+def merge_chunks(q_b, g_b, out_b, state_a, state_b):
+    """Join chunk A (before) and chunk B (after) of decayed linear
+    attention, S_t = exp(g_t) S_{t-1} + k_tᵀ v_t, out_t = q_t S_t.
 
     Chunk B was computed alone, from a zero state: out_b (..., C, d_v),
-    state_b (..., d_k, d_v). state_a is chunk A's final state; q_b chunk
-    B's queries (..., C, d_k). Returns (B's true outputs, the state after
-    both), as one pass over A then B gives.
+    state_b (..., d_k, d_v). state_a is chunk A's final state; q_b
+    (..., C, d_k) and g_b (..., C) chunk B's queries and log decays.
+    Returns (B's true outputs, the state after both chunks).
     """
     # Your code: this keeps chunk B as if chunk A had never been.
     return out_b, state_b
@@ -144,37 +240,55 @@ def merge_chunks(q_b, out_b, state_a, state_b):
 
 
 # --8<-- [start:ex3-solution]
-def merge_chunks(q_b, out_b, state_a, state_b):
-    """Join chunk A (before) and chunk B (after) of causal linear attention.
+def merge_chunks(q_b, g_b, out_b, state_a, state_b):
+    """Join chunk A (before) and chunk B (after) of decayed linear
+    attention, S_t = exp(g_t) S_{t-1} + k_tᵀ v_t, out_t = q_t S_t.
 
     Chunk B was computed alone, from a zero state: out_b (..., C, d_v),
-    state_b (..., d_k, d_v). state_a is chunk A's final state; q_b chunk
-    B's queries (..., C, d_k). Returns (B's true outputs, the state after
-    both), as one pass over A then B gives.
+    state_b (..., d_k, d_v). state_a is chunk A's final state; q_b
+    (..., C, d_k) and g_b (..., C) chunk B's queries and log decays.
+    Returns (B's true outputs, the state after both chunks).
     """
-    # Every query of B also reads what A left; the two states add.
-    return out_b + q_b @ state_a, state_a + state_b
+    fade = np.exp(np.cumsum(g_b, axis=-1))  # (..., C): A's state at each t
+    out = out_b + fade[..., None] * (q_b @ state_a)
+    return out, fade[..., -1, None, None] * state_a + state_b
 # --8<-- [end:ex3-solution]
 
+# --8<-- [start:ex3-wrong-no-decay]
+# rejected with: nothing fades
+def merge_chunks(q_b, g_b, out_b, state_a, state_b):
+    return out_b + q_b @ state_a, state_a + state_b  # no decay
+# --8<-- [end:ex3-wrong-no-decay]
 
-# --8<-- [start:ex3-wrong-no-carry]
-# rejected with: its queries must also read the state that chunk A left
-def merge_chunks(q_b, out_b, state_a, state_b):
-    return out_b, state_a + state_b
-# --8<-- [end:ex3-wrong-no-carry]
+# --8<-- [start:ex3-wrong-own-decay-left-out]
+# rejected with: token t's own decay
+def merge_chunks(q_b, g_b, out_b, state_a, state_b):
+    G = np.cumsum(g_b, axis=-1)
+    fade = np.exp(G - g_b)  # the decays before token t only
+    out = out_b + fade[..., None] * (q_b @ state_a)
+    return out, np.exp(G[..., -1, None, None]) * state_a + state_b
+# --8<-- [end:ex3-wrong-own-decay-left-out]
 
+# --8<-- [start:ex3-wrong-state-a-kept]
+# rejected with: the state A left fades
+def merge_chunks(q_b, g_b, out_b, state_a, state_b):
+    fade = np.exp(np.cumsum(g_b, axis=-1))
+    return out_b + fade[..., None] * (q_b @ state_a), state_a + state_b
+# --8<-- [end:ex3-wrong-state-a-kept]
 
-# --8<-- [start:ex3-wrong-state-b]
-# rejected with: the returned state holds chunk B only
-def merge_chunks(q_b, out_b, state_a, state_b):
-    return out_b + q_b @ state_a, state_b
-# --8<-- [end:ex3-wrong-state-b]
-
+# --8<-- [start:ex3-wrong-one-fade]
+# rejected with: each query of B
+def merge_chunks(q_b, g_b, out_b, state_a, state_b):
+    total = np.exp(np.sum(g_b, axis=-1))[..., None, None]  # the whole chunk's
+    return out_b + total * (q_b @ state_a), total * state_a + state_b
+# --8<-- [end:ex3-wrong-one-fade]
 
 # --8<-- [start:ex3-wrong-both-states]
-# rejected with: add q_b state_a only
-def merge_chunks(q_b, out_b, state_a, state_b):
-    return out_b + q_b @ (state_a + state_b), state_a + state_b
+# rejected with: add the faded q_b state_a only
+def merge_chunks(q_b, g_b, out_b, state_a, state_b):
+    fade = np.exp(np.cumsum(g_b, axis=-1))
+    state = fade[..., -1, None, None] * state_a + state_b
+    return out_b + fade[..., None] * (q_b @ state), state
 # --8<-- [end:ex3-wrong-both-states]
 
 
@@ -187,8 +301,8 @@ def causal_linear_attention(q, k, v):
 
 # --8<-- [start:ex2-wrong-uninitialised]
 # rejected with: Not yet
-def delta_step(S, k, v, beta, g):
-    return np.empty_like(S)  # whatever memory held last
+def delta_decode(S, q, k, v, beta, g):
+    return np.empty_like(v), np.empty_like(S)  # whatever memory held last
 # --8<-- [end:ex2-wrong-uninitialised]
 
 
@@ -303,3 +417,137 @@ def decayed_attention(q, k, v, g):
         outs.append(scores @ v)
     return sum(outs)
 # --8<-- [end:ex4-wrong-package-decays]
+
+
+# --8<-- [start:ex5-starter]
+def decayed_state(k, v, g, S0):
+    """The state after n tokens of S_t = exp(g_t) S_{t-1} + k_t^T v_t,
+    from S_0 = S0, without a loop over the tokens. k (..., n, d_k),
+    v (..., n, d_v), g (..., n) the log decays (<= 0), S0 (..., d_k, d_v).
+    Returns (..., d_k, d_v)."""
+    # Your code: this sums the pairs, with no decay and no S0.
+    return np.swapaxes(k, -1, -2) @ v
+# --8<-- [end:ex5-starter]
+
+
+# --8<-- [start:ex5-solution]
+def decayed_state(k, v, g, S0):
+    """The state after n tokens of S_t = exp(g_t) S_{t-1} + k_t^T v_t,
+    from S_0 = S0, without a loop over the tokens. k (..., n, d_k),
+    v (..., n, d_v), g (..., n) the log decays (<= 0), S0 (..., d_k, d_v).
+    Returns (..., d_k, d_v)."""
+    G = np.cumsum(g, axis=-1)              # (..., n): g_1 + ... + g_t
+    total = G[..., -1:]                    # (..., 1): every decay
+    fade = np.exp(total - G)               # g_{t+1} + ... + g_n <= 0
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(total)[..., None] * S0 + pairs
+# --8<-- [end:ex5-solution]
+
+
+# --8<-- [start:ex5-wrong-ratio-of-exps]
+# rejected with: overflowed
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    fade = np.exp(G[..., -1:]) / np.exp(G)  # 0 / 0 once the sums pass -745
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(G[..., -1:])[..., None] * S0 + pairs
+# --8<-- [end:ex5-wrong-ratio-of-exps]
+
+
+# --8<-- [start:ex5-wrong-own-decay]
+# rejected with: by its own decay too
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    total = G[..., -1:]
+    fade = np.exp(total - G + g)  # from token t itself on
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(total)[..., None] * S0 + pairs
+# --8<-- [end:ex5-wrong-own-decay]
+
+
+# --8<-- [start:ex5-wrong-s0-kept]
+# rejected with: S0 fades too
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    fade = np.exp(G[..., -1:] - G)
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return S0 + pairs
+# --8<-- [end:ex5-wrong-s0-kept]
+
+
+# --8<-- [start:ex5-wrong-forward-sums]
+# rejected with: Not yet
+def decayed_state(k, v, g, S0):
+    G = np.cumsum(g, axis=-1)
+    fade = np.exp(G)  # the decays before token t, not after it
+    pairs = np.swapaxes(fade[..., None] * k, -1, -2) @ v
+    return np.exp(G[..., -1:])[..., None] * S0 + pairs
+# --8<-- [end:ex5-wrong-forward-sums]
+
+
+# --8<-- [start:ex6-starter]
+def normalised_decode(q, k, v, S, z):
+    """One decode step of causal linear attention with its normaliser.
+
+    q, k (..., d_k): the new token's features (>= 0); v (..., d_v); the
+    cache holds S = the sum of k_jᵀ v_j (..., d_k, d_v) and z = the sum of
+    k_j (..., d_k) over the tokens before. Returns (out (..., d_v), S, z)
+    after the new token: out = q S / (q · z), its own pair included.
+    """
+    # Your code: this reads the cache without the new token or the normaliser.
+    return (q[..., None, :] @ S)[..., 0, :], S, z
+# --8<-- [end:ex6-starter]
+
+
+# --8<-- [start:ex6-solution]
+def normalised_decode(q, k, v, S, z):
+    """One decode step of causal linear attention with its normaliser.
+
+    q, k (..., d_k): the new token's features (>= 0); v (..., d_v); the
+    cache holds S = the sum of k_jᵀ v_j (..., d_k, d_v) and z = the sum of
+    k_j (..., d_k) over the tokens before. Returns (out (..., d_v), S, z)
+    after the new token: out = q S / (q · z), its own pair included.
+    """
+    S = S + k[..., :, None] * v[..., None, :]  # write first: t sees itself
+    z = z + k
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # (..., d_v)
+    denominator = np.sum(q * z, axis=-1, keepdims=True)  # (..., 1)
+    return numerator / denominator, S, z
+# --8<-- [end:ex6-solution]
+
+# --8<-- [start:ex6-wrong-read-first]
+# rejected with: its own pair
+def normalised_decode(q, k, v, S, z):
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # before the write
+    denominator = np.sum(q * z, axis=-1, keepdims=True)
+    S = S + k[..., :, None] * v[..., None, :]
+    return numerator / denominator, S, z + k
+# --8<-- [end:ex6-wrong-read-first]
+
+# --8<-- [start:ex6-wrong-no-normaliser]
+# rejected with: q · z
+def normalised_decode(q, k, v, S, z):
+    S = S + k[..., :, None] * v[..., None, :]  # write first: t sees itself
+    z = z + k
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # (..., d_v)
+    denominator = np.sum(q * z, axis=-1, keepdims=True)  # (..., 1)
+    return numerator, S, z
+# --8<-- [end:ex6-wrong-no-normaliser]
+
+# --8<-- [start:ex6-wrong-z-not-kept]
+# rejected with: Not yet
+def normalised_decode(q, k, v, S, z):
+    S = S + k[..., :, None] * v[..., None, :]  # write first: t sees itself
+    z = z + k
+    numerator = (q[..., None, :] @ S)[..., 0, :]  # (..., d_v)
+    denominator = np.sum(q * z, axis=-1, keepdims=True)  # (..., 1)
+    return numerator / denominator, S, z - k  # the old z
+# --8<-- [end:ex6-wrong-z-not-kept]
+
+# --8<-- [start:ex6-wrong-normalised-by-values]
+# rejected with: out: entry
+def normalised_decode(q, k, v, S, z):
+    S = S + k[..., :, None] * v[..., None, :]
+    numerator = (q[..., None, :] @ S)[..., 0, :]
+    return numerator / np.sum(numerator, axis=-1, keepdims=True), S, z + k
+# --8<-- [end:ex6-wrong-normalised-by-values]

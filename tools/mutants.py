@@ -74,6 +74,28 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
                                                  "same numbers",
     ("ch09", "ex5", "line 5: USub -> UAdd"): "axis 1 is axis -1 of (tokens, n_experts)",
     ("ch09", "ex5", "line 7: USub -> UAdd"): "axis 1 is axis -1 of (tokens, n_experts)",
+    ("ch02", "ex3", "line 6: USub -> UAdd"): "axis 2 is axis -2 of the (batch, heads, "
+                                             "n, d) arrays the exercise states",
+    ("ch04", "ex10", "line 7: USub -> UAdd"): "axis 2 is axis -2 of the (batch, heads, "
+                                              "n, d) arrays the exercise states",
+    ("ch04", "ex10", "line 8: USub -> UAdd"): "axis 2 is axis -2 of the (batch, heads, "
+                                              "n, d) arrays the exercise states",
+    ("ch05", "ex5", "line 10: 0.0 -> 1.0"): "a row of -inf is shifted by any finite "
+                                              "number",
+    ("ch05", "ex5", "line 13: 1.0 -> 2.0"): "the stand-in divides a sum of 0",
+    ("ch05", "ex5", "line 13: 0 -> 1"): "a sum with an allowed key is >= 1; at exactly 1 "
+                                        "it divides by 1 either way",
+    ("ch05", "ex5", "line 14: drops divide="): "only silences a warning of log(0)",
+    ("ch09", "ex5", "line 8: USub -> UAdd"): "axis 1 is axis -1 of the (tokens, "
+                                             "n_experts) probabilities",
+    ("ch09", "ex5", "line 10: USub -> UAdd"): "axis 1 is axis -1 of the (tokens, "
+                                              "n_experts) probabilities",
+    ("ch09", "ex1", "line 10: 1 -> 2"): "NumPy's reshape takes any negative size as "
+                                        "'the rest'",
+    ("ch07", "ex5", "line 9: 0 -> 1"): "the stand-in class of an ignored target is "
+                                       "read and then dropped; any class < V will do",
+    ("ch08", "ex4", "line 15: USub -> UAdd"): "axis 1 is axis -1 of the (h, n) scores",
+    ("ch08", "ex4", "line 17: USub -> UAdd"): "axis 1 is axis -1 of the (h, n) weights",
     ("ch11", "ex1", "line 12: USub -> UAdd"): "axis 1 is axis -1 of (k, vocab)",
     ("ch11", "ex1", "line 14: Gt -> GtE"): "the stand-in is only used where total > 0",
     ("ch11", "ex1", "line 14: 1.0 -> 2.0"): "the stand-in is only used where total > 0",
@@ -90,10 +112,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
                                              "output keeps the inputs' dtype",
     ("ch04", "ex9", "line 9: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                        "'the rest'",
-    ("ch11", "ex3", "line 7: 0.0 -> 1.0"): "a row of -inf is shifted by any finite number",
-    ("ch11", "ex3", "line 11: 1.0 -> 2.0"): "the stand-in divides a sum of 0",
-    ("ch11", "ex3", "line 11: 0 -> 1"): "a sum with a chunk is >= 1; at exactly 1 it "
-                                        "divides by 1 either way",
     ("ch09", "ex6", "line 12: 1 -> 2"): "NumPy's reshape takes any negative size as "
                                         "'the rest'",
     ("ch09", "ex6", "line 14: drops minlength="): "starts is only indexed by experts "

@@ -13,7 +13,8 @@ import numpy as np
 from attention.masks import causal_mask
 from attention.multi_head import multi_head_attention, split_heads
 from attention.scaled_dot_product import attention
-from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
+from attention.practice.trials import (Trial, as_array, difference, first_failure,
+                                       fresh_rng, judge, matches,
                                        redrawable, shape_text)
 from attention.practice.verdict import call, guard_checks, verdict
 
@@ -81,13 +82,17 @@ _PADDING_BATCHES = [
      ["k", PAD, PAD, PAD, PAD], ["l", "m", "n", "o", PAD]],
     [["the", "cat", "sat", "down"], ["the", "cat", PAD, PAD]],
 ]
+# Another pad token, and padding on the left (as batched generation pads prompts).
+_OTHER_PAD = ("[PAD]", [["[PAD]", "[PAD]", "a", "b", "c"], ["d", "e", "f", "g", "h"],
+                        ["[PAD]", "i", "j", "k", "l"]])
 
 
 def check_padding_mask(your_function):
-    """Exercise 2: your_function(batch of token lists) -> boolean mask, True = real token.
+    """Exercise 2: your_function(batch of token lists, pad="<pad>") -> boolean mask,
+    True = real token.
 
     The mask must broadcast against scores of shape (batch, heads, n_q, n_k) so that no
-    query of any head attends to a <pad> key.
+    query of any head attends to a pad key, wherever the pads are.
     """
     rng = fresh_rng()
     words = [f"w{i}" for i in range(40)]
@@ -95,10 +100,12 @@ def check_padding_mask(your_function):
     lengths[0] = 6  # one sequence without padding
     random_batch = [[str(w) for w in rng.choice(words, size=n)] + [PAD] * (6 - n)
                     for n in lengths]
-    for batch in _PADDING_BATCHES + [random_batch]:
+    cases = [(None, b) for b in _PADDING_BATCHES + [random_batch]] + [_OTHER_PAD]
+    for pad, batch in cases:
         B, n, h, d = len(batch), len(batch[0]), 2, 4
-        real = np.array([[tok != PAD for tok in seq] for seq in batch])  # (B, n)
-        mask, problem = call(your_function, batch)
+        real = np.array([[tok != (pad or PAD) for tok in seq] for seq in batch])  # (B, n)
+        mask, problem = (call(your_function, batch) if pad is None
+                         else call(your_function, batch, pad))
         if problem is None:
             mask, problem = as_array(mask, "your function")
         if problem:
@@ -108,7 +115,7 @@ def check_padding_mask(your_function):
                              mask=np.broadcast_to(mask, (B, h, n, n)), return_weights=True)
             leak = np.argwhere((w > 0) & ~real[:, None, None, :])
             b, head, i, j = leak[0] if len(leak) else (0, 0, 0, 0)
-            return verdict(False, f"your mask has shape (batch, n_k) = {mask.shape}. Broadcasting lines up the LAST axes, so against scores (batch, heads, n_q, n_k) it lands on (n_q, n_k): row b of it masks query b of every sequence. Here batch = n_k, so nothing fails, and query {i} of sequence {b} attends to <pad> at position {j}. Give the mask axes of size 1 for heads and queries")
+            return verdict(False, f"your mask has shape (batch, n_k) = {mask.shape}. Broadcasting lines up the LAST axes, so against scores (batch, heads, n_q, n_k) it lands on (n_q, n_k): row b of it masks query b of every sequence. Here batch = n_k, so nothing fails, and query {i} of sequence {b} attends to a pad at position {j}")
         if mask.dtype != np.bool_:
             return verdict(False, f"the mask has dtype {mask.dtype}; it must be boolean (True = may attend)")
         scores_shape = (B, h, n, n)
@@ -124,12 +131,13 @@ def check_padding_mask(your_function):
         leak = (w > 0) & ~real[:, None, None, :]
         if leak.any():
             b, head, i, j = np.argwhere(leak)[0]
-            return verdict(False, f"in sequence {b} (head {head}), query {i} attends to <pad> at position {j} with weight {w[b, head, i, j]:.2f}; your mask has shape {mask.shape}")
+            return verdict(False, f"in sequence {b} (head {head}), query {i} attends to {pad or PAD} at position {j} with weight {w[b, head, i, j]:.2f}; your mask has shape {mask.shape}" + ("" if pad is None else f" (the pad token is {pad!r} here)"))
         blocked = ~full & real[:, None, None, :]
         if blocked.any():
             b, head, i, j = np.argwhere(blocked)[0]
             return verdict(False, f"in sequence {b} (head {head}), query {i} may not attend to the real token {batch[b][j]!r} at position {j}; True must mean 'may attend'")
-    return verdict(True, "no query attends to a <pad> token, and every real token stays visible.")
+    return verdict(True, "no query attends to a pad token (<pad> and [PAD], on the right "
+                         "and on the left), and every real token stays visible.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
@@ -145,19 +153,59 @@ def _masked_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64):
                  tuple(a.astype(dtype) for a in (q, k, v)) + (mask,), {}, np.dtype(dtype))
 
 
+def mha_reference(q, k, v, attn_mask, key_padding_mask):
+    """Attention with nn.MultiheadAttention's two masks, True = blocked: attn_mask
+    (n_q, n_k) for every sequence, key_padding_mask (batch, n_k) per sequence."""
+    allowed = ~attn_mask & ~key_padding_mask[:, None, None, :]
+    return attention(q, k, v, mask=allowed)
+
+
+def _plain_masked(q, k, v, allowed):
+    """Masked attention as a reader writes it: a row with no allowed key is NaN."""
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    with np.errstate(all="ignore"):
+        w = np.exp(np.where(allowed, scores, -np.inf)
+                   - np.max(np.where(allowed, scores, -np.inf), axis=-1, keepdims=True))
+        return (w / w.sum(axis=-1, keepdims=True)) @ v
+
+
+@redrawable
+def _two_mask_trial(rng, B, h, n_q, n_k, d, dtype=np.float64):
+    """Random masks, True = blocked, with key 0 open to every query (no row is
+    all blocked) and each mask blocking keys the other leaves open."""
+    q, k = rng.normal(size=(B, h, n_q, d)), rng.normal(size=(B, h, n_k, d))
+    v = rng.normal(size=(B, h, n_k, d))
+    attn_mask = rng.random(size=(n_q, n_k)) < 0.3
+    padding = rng.random(size=(B, n_k)) < 0.3
+    attn_mask[:, 0], padding[:, 0] = False, False
+    attn_mask[0, -1], padding[-1, 1] = True, True  # one of each, at least
+    return Trial(f"q {shape_text(q.shape)}, k {shape_text(k.shape)}, a random "
+                 f"({n_q}, {n_k}) attn_mask and ({B}, {n_k}) key_padding_mask in "
+                 f"{np.dtype(dtype).name}",
+                 tuple(a.astype(dtype) for a in (q, k, v)) + (attn_mask, padding), {},
+                 np.dtype(dtype))
+
+
 def check_masked_attention(your_function):
-    """Exercise 3: your_function(q, k, v, mask) = attention with a boolean mask, True =
-    may attend (the convention of PyTorch's scaled_dot_product_attention)."""
+    """Exercise 3: your_function(q, k, v, attn_mask, key_padding_mask) = attention with
+    nn.MultiheadAttention's boolean masks, True = blocked."""
     rng = fresh_rng()
-    trials = [_masked_trial(rng, (), 4, 6, 8, 3), _masked_trial(rng, (2, 3), 5, 5, 8, 4),
-              _masked_trial(rng, (2,), 3, 7, 4, 2, np.float32)]
+    trials = [_two_mask_trial(rng, 2, 3, 4, 6, 8), _two_mask_trial(rng, 3, 2, 5, 5, 4),
+              _two_mask_trial(rng, 1, 1, 3, 7, 4, np.float32)]
+    keep = lambda m: ~m[:, None, None, :]  # noqa: E731
     return judge(
-        your_function, trials, lambda q, k, v, mask: attention(q, k, v, mask=mask),
-        what="masked_attention",
-        success="your output equals attention.attention with the mask (True = may attend).",
-        hints=[(lambda q, k, v, mask: attention(q, k, v, mask=~mask),
-                "each query attends to exactly the keys the mask blocks: the mask is "
-                "inverted (True means 'may attend', so give -inf where it is False)")])
+        your_function, trials, mha_reference, what="masked_attention",
+        success="your output equals attention with both masks (True = blocked).",
+        hints=[(lambda q, k, v, a, p: _plain_masked(q, k, v, a & p[:, None, None, :]),
+                "the masks are read the other way round: in nn.MultiheadAttention's "
+                "convention True means blocked"),
+               (lambda q, k, v, a, p: attention(q, k, v, mask=~a),
+                "the key padding mask is ignored: a padded key is blocked for every "
+                "query of its sequence"),
+               (lambda q, k, v, a, p: attention(q, k, v, mask=keep(p)),
+                "attn_mask is ignored: it blocks keys for every sequence"),
+               (lambda q, k, v, a, p: attention(q, k, v, mask=~a | keep(p)),
+                "a key is blocked when either mask blocks it, not only when both do")])
 
 
 # Exercise 4 ---------------------------------------------------------------------------
@@ -200,23 +248,87 @@ def _heads_trial(rng, lead, n, d_model, n_heads, dtype=np.float64):
                  np.dtype(dtype))
 
 
-def check_split_heads(your_function):
-    """Exercise 5: your_function(x, n_heads): (..., n, d_model) -> (..., h, n, d_head)."""
+@redrawable
+def _qkv_trial(rng, lead, n, n_heads, n_kv_heads, d_head, dtype=np.float64):
+    x = rng.normal(size=lead + (n, (n_heads + 2 * n_kv_heads) * d_head)).astype(dtype)
+    return Trial(f"x {shape_text(x.shape)} with {n_heads} query heads and {n_kv_heads} "
+                 f"key/value head{'s' * (n_kv_heads != 1)} in {np.dtype(dtype).name}",
+                 (x, n_heads, n_kv_heads), {}, np.dtype(dtype))
+
+
+def qkv_reference(x, n_heads, n_kv_heads):
+    """The fused features cut at the query and key widths, each part through the
+    package's split_heads."""
+    d_head = x.shape[-1] // (n_heads + 2 * n_kv_heads)
+    q_end, k_end = n_heads * d_head, (n_heads + n_kv_heads) * d_head
+    return (split_heads(x[..., :q_end], n_heads),
+            split_heads(x[..., q_end:k_end], n_kv_heads),
+            split_heads(x[..., k_end:], n_kv_heads))
+
+
+def check_split_qkv(your_function):
+    """Exercise 5: your_function(x, n_heads, n_kv_heads) = (q, k, v), each split into
+    its heads, from a fused QKV projection."""
     rng = fresh_rng()
-    trials = [_heads_trial(rng, (), 5, 12, 3), _heads_trial(rng, (2,), 7, 16, 4),
-              _heads_trial(rng, (2, 3), 3, 10, 2, np.float32)]
+    trials = [_qkv_trial(rng, (), 5, 4, 1, 2), _qkv_trial(rng, (2,), 7, 6, 2, 4),
+              _qkv_trial(rng, (2, 3), 3, 3, 1, 2, np.float32),
+              _qkv_trial(rng, (), 4, 2, 2, 5)]
 
-    def reshaped_only(x, n_heads):
-        *lead, n, d = x.shape
-        return x.reshape(*lead, n_heads, n, d // n_heads)
+    def reshaped_only(x, h, h_kv):
+        d = x.shape[-1] // (h + 2 * h_kv)
+        parts = np.split(x, [h * d, (h + h_kv) * d], axis=-1)
+        return tuple(p.reshape(*x.shape[:-2], p.shape[-1] // d, x.shape[-2], d)
+                     for p in parts)
 
-    return judge(
-        your_function, trials, split_heads, what="split_heads",
-        success="your heads equal the package's split_heads: head h holds features "
-                "h·d_head to (h + 1)·d_head - 1 of every token.",
-        hints=[(reshaped_only, "a reshape straight to (..., h, n, d_head) mixes tokens "
-                "into heads: reshape to (..., n, h, d_head) first, then swap the n and h "
-                "axes")])
+    def equal_thirds(x, h, h_kv):
+        d = x.shape[-1] // (h + 2 * h_kv)
+        return tuple(split_heads(p, p.shape[-1] // d) for p in np.split(x, 3, axis=-1))
+
+    def strided(x, h, h_kv):
+        d = x.shape[-1] // (h + 2 * h_kv)
+        parts = np.split(x, [h * d, (h + h_kv) * d], axis=-1)
+        return tuple(np.swapaxes(p.reshape(*x.shape[:-1], d, p.shape[-1] // d), -1, -3)
+                     .swapaxes(-1, -2) for p in parts)
+
+    hints = [(reshaped_only, "a reshape straight to (..., h, n, d_head) mixes tokens "
+                             "into heads: reshape to (..., n, h, d_head) first, then "
+                             "swap the n and h axes"),
+             (equal_thirds, "the features were cut in equal thirds; with grouped "
+                            "heads the keys and values are narrower than the queries: "
+                            "n_heads d_head, then n_kv_heads d_head twice"),
+             (strided, "head h took every h-th feature; it holds its own d_head "
+                       "features, one block")]
+
+    def compare(result, expected, trial):
+        if not (isinstance(result, tuple) and len(result) == 3):
+            return f"return (q, k, v), got {type(result).__name__}"
+        for i, name in enumerate("qkv"):
+            got, problem = as_array(result[i], name)
+            if problem is not None:
+                return problem
+            problem = difference(got, expected[i], trial.dtype)
+            if problem is None:
+                continue
+            for wrong, message in hints:
+                try:
+                    known = wrong(*trial.args)
+                except ValueError:  # a split that cannot be made on these sizes
+                    continue
+                if all(np.shape(r) == np.shape(w) and matches(np.asarray(r), w,
+                                                              trial.dtype)
+                       for r, w in zip(result, known)):
+                    return message
+            return f"{name}: {problem}"
+        return None
+
+    problem = first_failure(your_function, trials, qkv_reference, what="split_qkv",
+                            compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random inputs (2 to 6 query heads sharing "
+                         "1 or 2 key/value heads, and as many; no, one and two leading "
+                         "axes; float32) your q, k and v equal the package's split_heads "
+                         "of the three parts.")
 
 
 # Exercise 6 ---------------------------------------------------------------------------

@@ -243,22 +243,62 @@ def _ffn_trial(rng, lead, d_model, d_ff, dtype=np.float64):
                  (x, *W), {}, np.dtype(dtype))
 
 
-def check_swiglu(your_function):
-    """Exercise 6: your_function(x, W_gate, W_up, W_down) = (silu(x W_gate) * x W_up) W_down."""
+@redrawable
+def _fused_trial(rng, lead, d_model, d_ff, dtype=np.float64, *, loud=False):
+    """x, a fused (d_model, 2 d_ff) gate-up matrix and W_down; ``loud``: gate
+    pre-activations near ±1000 (silu's exp(-z) overflows to inf there, harmlessly)."""
+    x = rng.normal(size=lead + (d_model,)) * (300.0 if loud else 1.0)
+    W = [rng.normal(size=s) / math.sqrt(s[0]) for s in ((d_model, 2 * d_ff),
+                                                         (d_ff, d_model))]
+    return Trial(f"x {shape_text(x.shape)} with d_ff = {d_ff} in {np.dtype(dtype).name}"
+                 + (", pre-activations near ±1000" if loud else ""),
+                 tuple(a.astype(dtype) for a in (x, *W)), {}, np.dtype(dtype))
+
+
+def fused_reference(x, W_gate_up, W_down):
+    """The package's swiglu with the fused matrix cut in two: gate, then up."""
+    d_ff = W_down.shape[0]
+    return swiglu(x, W_gate_up[:, :d_ff], W_gate_up[:, d_ff:], W_down)
+
+
+def check_swiglu_fused(your_function):
+    """Exercise 6: your_function(x, W_gate_up, W_down) = Llama's MLP, the gate and up
+    projections in one matrix, gate first."""
     rng = fresh_rng()
-    trials = [_ffn_trial(rng, (5,), 8, 24), _ffn_trial(rng, (2, 3), 6, 16),
-              _ffn_trial(rng, (4,), 8, 20, np.float32)]
+    trials = [_fused_trial(rng, (5,), 8, 24), _fused_trial(rng, (2, 3), 6, 16),
+              _fused_trial(rng, (4,), 8, 20, np.float32),
+              _fused_trial(rng, (3,), 4, 6, loud=True)]
     silu = lambda z: z / (1 + np.exp(-z))  # noqa: E731
+
+    def halves(W, d_ff):
+        return W[:, :d_ff], W[:, d_ff:]
+
+    def swapped(x, W, dn):
+        g, u = halves(W, dn.shape[0])
+        return swiglu(x, u, g, dn)
+
+    def interleaved(x, W, dn):
+        return swiglu(x, W[:, 0::2], W[:, 1::2], dn)
+
+    def silu_of_product(x, W, dn):
+        g, u = halves(W, dn.shape[0])
+        return silu((x @ g) * (x @ u)) @ dn
+
+    def sigmoid_gate(x, W, dn):
+        g, u = halves(W, dn.shape[0])
+        return (1 / (1 + np.exp(-(x @ g))) * (x @ u)) @ dn
+
     return judge(
-        your_function, trials, swiglu, what="swiglu",
-        success="your SwiGLU equals Llama's MLP (the package's swiglu, checked against "
-                "Hugging Face).",
-        hints=[(lambda x, g, u, dn: (silu(x @ u) * (x @ g)) @ dn, "the gate and the up "
-                "projection are swapped: silu goes on x W_gate"),
-               (lambda x, g, u, dn: (np.maximum(x @ g, 0) * (x @ u)) @ dn, "that is ReGLU "
-                "(a ReLU gate); SwiGLU's gate is silu(z) = z σ(z)"),
-               (lambda x, g, u, dn: silu((x @ g) * (x @ u)) @ dn, "silu applies to the gate "
-                "x W_gate alone, before the product")])
+        your_function, trials, fused_reference, what="swiglu_fused",
+        success="your SwiGLU equals Llama's MLP with the fused matrix cut into its gate "
+                "and up halves.",
+        hints=[(swapped, "the gate and the up projection are swapped: the first d_ff "
+                         "columns are the gate's"),
+               (interleaved, "the columns were taken interleaved (even, odd); the "
+                             "matrix holds two blocks side by side, gate then up"),
+               (silu_of_product, "silu applies to the gate x W_gate alone, before the "
+                                 "product"),
+               (sigmoid_gate, "that gates by σ(z); SwiGLU's gate is silu(z) = z σ(z)")])
 
 
 # Exercise 7 ---------------------------------------------------------------------------

@@ -318,20 +318,52 @@ def check_min_p_filter(your_function):
 
 # Exercise 7 ---------------------------------------------------------------------------
 
+def packed_reference(doc_ids, window):
+    """The mask of packed documents from its definition, key by key."""
+    n = len(doc_ids)
+    return np.array([[doc_ids[j] == doc_ids[i] and i - window < j <= i
+                      for j in range(n)] for i in range(n)])
+
+
+def _packed_trial(rng, lengths, window):
+    ids = np.repeat(np.arange(len(lengths)), lengths)
+    if rng.random() < 0.5:  # ids need not be 0, 1, 2, ...: any label per document
+        ids = rng.permutation(50)[ids]
+    return Trial(f"documents of {list(lengths)} tokens, window = {window}", (ids, window))
+
+
+@redrawable
+def _random_documents_trial(rng, n, window):
+    """Documents of random lengths, n tokens in all: drawn again, the mask changes."""
+    cuts = np.sort(rng.choice(np.arange(1, n), size=int(rng.integers(1, 4)),
+                              replace=False))
+    ids = np.repeat(np.arange(len(cuts) + 1), np.diff(np.concatenate([[0], cuts, [n]])))
+    return Trial(f"documents of random lengths, {n} tokens in all, window = {window}",
+                 (rng.permutation(50)[ids], window))
+
+
 def check_sliding_window_mask(your_function):
-    """Exercise 7: your_function(n, window) = the causal sliding-window mask (n, n): query
-    i sees keys i - window + 1 .. i."""
-    cases = [(6, 3), (5, 1), (7, 7), (4, 10), (9, 4), (11, 2), (3, 2)]
-    trials = [Trial(f"n = {n} and window = {w}", (n, w)) for n, w in cases]
-    return judge(your_function, trials, sliding_window_mask, what="sliding_window_mask",
-                 success="your mask is causal and banded: each query sees itself and the "
-                         "window - 1 keys before it.",
-                 hints=[(lambda n, w: np.abs(np.arange(n)[:, None] - np.arange(n)) < w,
-                         "the band reaches forward too: a bidirectional window used in a "
-                         "decoder lets a query see later tokens; keep only keys j <= i"),
-                        (lambda n, w: sliding_window_mask(n, w + 1), "the window is one "
-                         "too wide: query i sees keys i - window + 1 .. i, window keys in "
-                         "all")])
+    """Exercise 7: your_function(doc_ids, window) = the causal sliding-window mask of
+    packed documents (n, n): query i sees keys of its own document i - window + 1..i."""
+    rng = fresh_rng()
+    cases = [([6], 3), ([3, 4], 2), ([2, 5, 3], 4), ([1, 1, 4], 1), ([4, 3], 10),
+             ([5, 6], 5), ([1, 7], 3)]
+    trials = [_packed_trial(rng, lengths, w) for lengths, w in cases] + [
+        _random_documents_trial(rng, 10, 3)]
+    band = lambda ids, w: ((ids[:, None] == ids[None, :])  # noqa: E731
+                           & (np.abs(np.arange(len(ids))[:, None] - np.arange(len(ids)))
+                              < w))
+    return judge(your_function, trials, packed_reference, what="packed_window_mask",
+                 success="your mask keeps each document to itself, causal and banded: "
+                         "each query sees itself and the window - 1 keys before it.",
+                 hints=[(band, "the band reaches forward too: a bidirectional window "
+                               "used in a decoder lets a query see later tokens"),
+                        (lambda ids, w: packed_reference(ids, w + 1), "the window is "
+                         "one too wide: query i sees keys i - window + 1 .. i, window "
+                         "keys in all"),
+                        (lambda ids, w: packed_reference(np.zeros_like(ids), w),
+                         "a query sees keys of the document before it: no attention "
+                         "across documents")])
 
 
 # Exercise 8 ---------------------------------------------------------------------------
@@ -601,49 +633,72 @@ def _beam_difference(result, want, trial, hints):
 # Exercise 10 --------------------------------------------------------------------------
 
 @redrawable
-def _offset_trial(rng, lead, n_q, n_k, d, dtype=np.float64, scale=1.0):
-    q = (rng.normal(size=lead + (n_q, d)) * scale).astype(dtype)
-    k = rng.normal(size=lead + (n_k, d)).astype(dtype)
-    v = rng.normal(size=lead + (n_k, d)).astype(dtype)
+@redrawable
+def _padded_trial(rng, B, h, n_q, n_k, d, dtype=np.float64, scale=1.0):
+    """A batch after a cache, left-padded: sequence 0 without padding, the last one
+    padded up to its first new token, the others at random."""
+    q = (rng.normal(size=(B, h, n_q, d)) * scale).astype(dtype)
+    k, v = (rng.normal(size=(B, h, n_k, d)).astype(dtype) for _ in range(2))
+    pad = rng.integers(0, n_k - n_q + 1, size=B)
+    pad[0], pad[-1] = 0, n_k - n_q
     return Trial(f"q {shape_text(q.shape)} after {n_k - n_q} cached tokens, k "
-                 f"{shape_text(k.shape)} in {np.dtype(dtype).name}"
-                 + (", the scores near ±1000" if scale != 1.0 else ""), (q, k, v), {},
-                 np.dtype(dtype))
+                 f"{shape_text(k.shape)}, left-padded by 0 to {n_k - n_q} in "
+                 f"{np.dtype(dtype).name}"
+                 + (", the scores near ±1000" if scale != 1.0 else ""),
+                 (q, k, v, pad), {}, np.dtype(dtype))
 
 
-def _masked(mask_of):
-    return lambda q, k, v: attention(q, k, v, mask=mask_of(q.shape[-2], k.shape[-2]))
+def padded_reference(q, k, v, pad, *, start=None, causal=True, pads=True,
+                     left=True):
+    """Attention of the last n_q tokens of left-padded sequences (the package's
+    window_mask and attention). The keywords make a mistake, to name it: the queries
+    at positions from ``start``, no causal mask, no pads, pads on the right; these
+    give NaN rows where no key is left, as a reader's softmax does."""
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    first = n_k - n_q if start is None else start
+    allowed = (window_mask(np.arange(first, first + n_q), np.arange(n_k)) if causal
+               else np.ones((n_q, n_k), dtype=bool))
+    j, pad = np.arange(n_k), np.asarray(pad)[:, None]
+    if pads:
+        real = j >= pad if left else j < n_k - pad
+        allowed = allowed & real[:, None, None, :]
+    if start is None and causal and pads and left:
+        return attention(q, k, v, mask=allowed)
+    with np.errstate(all="ignore"):
+        scores = np.where(allowed, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]),
+                          -np.inf)
+        w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return (w / w.sum(axis=-1, keepdims=True)) @ v
 
 
 def check_cached_causal(your_function):
-    """Exercise 10: your_function(q, k, v) = causal attention of the n_q newest tokens
-    over all n_k (the cache's and their own), over any leading axes."""
+    """Exercise 10: your_function(q, k, v, pad) = causal attention of the n_q newest
+    tokens of left-padded sequences over all n_k (the cache's and their own)."""
     rng = fresh_rng()
-    trials = [_offset_trial(rng, (), 4, 4, 8), _offset_trial(rng, (2, 3), 1, 6, 8),
-              _offset_trial(rng, (3,), 3, 8, 4), _offset_trial(rng, (2, 2), 5, 7, 16),
-              _offset_trial(rng, (2,), 2, 9, 8, np.float32),
-              _offset_trial(rng, (3, 4), 3, 8, 8, scale=600.0)]
-
-    def reference(q, k, v):
-        n_q, n_k = q.shape[-2], k.shape[-2]
-        return attention(q, k, v, mask=window_mask(np.arange(n_k - n_q, n_k),
-                                                   np.arange(n_k)))
-
+    trials = [_padded_trial(rng, 3, 2, 3, 7, 8), _padded_trial(rng, 2, 3, 1, 6, 8),
+              _padded_trial(rng, 4, 1, 3, 8, 4), _padded_trial(rng, 2, 2, 5, 7, 16),
+              _padded_trial(rng, 3, 2, 2, 9, 8, np.float32),
+              _padded_trial(rng, 3, 4, 3, 8, 8, scale=600.0)]
     return judge(
-        your_function, trials, reference, what="cached_causal_attention",
-        success="each new query sees the cached keys and the new ones up to its own "
-                "position, as the package's window_mask (and attention's bottom-right "
-                "causal=True) gives.",
-        hints=[(_masked(lambda n_q, n_k: np.tri(n_q, n_k, dtype=bool)),
+        your_function, trials, padded_reference, what="padded_cached_attention",
+        success="each new query sees the real cached keys and the new ones up to its "
+                "own position, never a pad.",
+        hints=[(lambda q, k, v, pad: padded_reference(q, k, v, pad, start=0),
                 "your mask puts query i at position i, as if nothing were cached: the "
-                "queries are the last n_q tokens, at positions n_k - n_q + i, so a "
-                "decode step (n_q = 1) sees only key 0"),
-               (lambda q, k, v: attention(q, k, v),
-                "every query sees all n_k keys, the later tokens of its own chunk "
-                "included: block the keys after each query's position"),
-               (_masked(lambda n_q, n_k: np.tri(n_q, n_k, n_k - n_q + 1, dtype=bool)),
+                "queries are the last n_q tokens, at positions n_k - n_q + i"),
+               (lambda q, k, v, pad: padded_reference(
+                   q, k, v, pad, start=k.shape[-2] - q.shape[-2] + 1),
                 "each query also sees the key after its own: key j is allowed when "
-                "j <= the query's position n_k - n_q + i")])
+                "j <= the query's position n_k - n_q + i"),
+               (lambda *a: padded_reference(*a, causal=False),
+                "every query sees all the real keys, the later tokens of its own chunk "
+                "included: block the keys after each query's position"),
+               (lambda *a: padded_reference(*a, pads=False),
+                "the padding is attended: the first pad[b] keys of sequence b are no "
+                "tokens at all"),
+               (lambda *a: padded_reference(*a, left=False),
+                "the pads are at the start of each sequence (left padding), not at the "
+                "end")])
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

@@ -15,9 +15,11 @@ from attention.model import ModelConfig, forward, init_params
 from attention.scaled_dot_product import attention
 from attention.softmax import logsumexp, softmax
 from attention.practice.measure import BlockStream, Counted, kib, peak_memory
-from attention.practice.trials import (Trial, as_array, difference, fresh_rng, judge,
-                                       redrawable, shape_text)
+from attention.practice.trials import (Trial, as_array, difference, first_failure,
+                                       fresh_rng, judge, matches, redrawable,
+                                       shape_text)
 from attention.practice.verdict import call, guard_checks, num, verdict
+from attention.serving.split_kv import chunk_attention
 
 
 # Exercise 1 ---------------------------------------------------------------------------
@@ -347,41 +349,85 @@ def _tile_memory(your_function, rng):
 
 # Exercise 5 ---------------------------------------------------------------------------
 
-def _lse_part(q, k, v):
-    """A part's normalised output and its log-sum-exp (-inf where it has no key)."""
-    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])  # (..., n_q, n_k)
-    return attention(q, k, v), logsumexp(scores, axis=-1)
+@redrawable
+def _partial_trial(rng, lead, n_q, n_k, d, d_v, dtype=np.float64, *, shift=0.0,
+                   empty=True, levels=None):
+    """A random mask with (``empty``) the first query's row all blocked; ``shift``
+    puts every score near it, ``levels`` each query's scores near its own level (q
+    gets a constant feature, k its match)."""
+    q, k = rng.normal(size=lead + (n_q, d)), rng.normal(size=lead + (n_k, d))
+    v = rng.normal(size=lead + (n_k, d_v))
+    if shift or levels is not None:  # q·k / √d gains the level for every key
+        q[..., 0] = shift if levels is None else np.asarray(levels, float)
+        k[..., 0] = math.sqrt(d)
+    mask = np.broadcast_to(rng.random(size=(n_q, n_k)) < 0.7, lead + (n_q, n_k)).copy()
+    mask[..., -1, 0] = True  # a row with a key
+    if empty:
+        mask[..., 0, :] = False
+    label = (f"q {shape_text(q.shape)} over {n_k} keys in {np.dtype(dtype).name}"
+             + (", the first query's keys all blocked" if empty else "")
+             + (f", scores near {shift:g}" if shift else "")
+             + (", each query's scores near its own level, "
+                + ", ".join(f"{x:+g}" for x in levels) if levels is not None else ""))
+    return Trial(label, tuple(a.astype(dtype) for a in (q, k, v)) + (mask,), {},
+                 np.dtype(dtype))
 
 
-def check_merge_lse(your_function):
-    """Exercise 5: your_function(o1, lse1, o2, lse2) = attention over both parts, from
-    each part's output and log-sum-exp (the form FlashAttention's kernels return)."""
+def check_partial_attention(your_function):
+    """Exercise 5: your_function(q, k, v, mask) = (output, log-sum-exp) of attention
+    over one part of the keys (the package's ``chunk_attention``)."""
     rng = fresh_rng()
-    made = []
-    for lead, n_q, n_k, split, shift in (((), 4, 10, 5, 0.0), ((2, 3), 3, 8, 2, 0.0),
-                                         ((2,), 5, 9, 4, 1000.0),
-                                         ((), 4, 10, 5, 0.0)):  # sizes seen, new values
-        q = rng.normal(size=lead + (n_q, 8))
-        k = rng.normal(size=lead + (n_k, 8)) * np.where(np.arange(n_k) < split, 1, 3)[:, None]
-        v = rng.normal(size=lead + (n_k, 3))
-        (o1, l1), (o2, l2) = (_lse_part(q, k[..., :split, :], v[..., :split, :]),
-                              _lse_part(q, k[..., split:, :], v[..., split:, :]))
-        label = f"queries {shape_text(q.shape)} over {split} + {n_k - split} keys"
-        if shift:
-            l1, l2 = l1 + shift, l2 + shift  # every score shifted: the softmax is the same
-            label += ", log-sum-exps near 1000"
-        made.append(Trial(label, (o1, l1, o2, l2), expected=attention(q, k, v)))
+    trials = [_partial_trial(rng, (), 4, 6, 8, 3),
+              _partial_trial(rng, (2, 3), 3, 5, 4, 2),
+              _partial_trial(rng, (2,), 4, 7, 4, 3, shift=1000.0),
+              _partial_trial(rng, (2,), 3, 6, 4, 3, shift=-1000.0, empty=False),
+              _partial_trial(rng, (3,), 5, 4, 8, 2, np.float32),
+              _partial_trial(rng, (), 2, 3, 4, 2, empty=False),
+              _partial_trial(rng, (2,), 3, 5, 4, 2, empty=False,
+                             levels=(-1500.0, 0.0, 1500.0))]
 
-    def naive(o1, lse1, o2, lse2):
-        w1, w2 = np.exp(lse1)[..., None], np.exp(lse2)[..., None]
-        return (w1 * o1 + w2 * o2) / (w1 + w2)
+    def compare(result, expected, trial):
+        if not (isinstance(result, tuple) and len(result) == 2):
+            return f"return a pair (output, lse), got {type(result).__name__}"
+        q, k, v, mask = trial.args
+        for i, name in enumerate(("the output", "the log-sum-exp")):
+            got, problem = as_array(result[i], f"{name} (item {i} of the pair)")
+            if problem is not None:
+                return problem
+            problem = difference(got, expected[i], trial.dtype)
+            if problem is None:
+                continue
+            if got.shape == expected[i].shape:
+                lse = expected[1]
+                bad = ~np.isfinite(got) & (np.isfinite(expected[i]) if i else True)
+                bad = bad if i else np.any(bad, axis=-1)
+                if np.any(bad & np.isfinite(lse)):
+                    return (f"{name} is inf or nan in a row with allowed keys: an "
+                            "exponential overflowed at scores near 1000; subtract each "
+                            "row's largest score first")
+                if np.any(bad):
+                    return (f"{name} holds nan in a row with no allowed key: there the "
+                            "output is 0 and the log-sum-exp -inf (exp(-inf - -inf) "
+                            "is nan)")
+                scores = np.where(mask, q @ np.swapaxes(k, -1, -2), -np.inf)
+                if i and matches(got, np.max(scores, axis=-1) / math.sqrt(q.shape[-1]),
+                                 trial.dtype):
+                    return ("that is each row's largest score; the log-sum-exp is "
+                            "m + log(sum(exp(s - m)))")
+                if i and matches(got, logsumexp(scores, axis=-1), trial.dtype):
+                    return ("that is the log-sum-exp of the raw q·k; take it of the "
+                            "scaled scores q·k / √d, the ones the softmax saw")
+            return f"{name}: {problem}"
+        return None
 
-    return judge(your_function, made, None, what="merge_lse",
-                 success="merging by log-sum-exp equals attention over all keys.",
-                 hints=[(naive, "exp(lse) overflows at log-sum-exps near 1000: weight each "
-                                "part by exp(lse_i - lse) with lse = logaddexp(lse1, lse2)"),
-                        (lambda o1, l1, o2, l2: (o1 + o2) / 2, "the plain average: weight "
-                         "each part by its share of the mass, exp(lse_i - lse)")])
+    problem = first_failure(your_function, trials, chunk_attention,
+                            what="partial_attention", compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random parts (no, one and two leading axes; "
+                         "rows with no allowed key; scores near ±1000 and rows at "
+                         "their own levels; float32) your "
+                         "output and log-sum-exp equal the package's chunk_attention.")
 
 
 # Exercise 6 ---------------------------------------------------------------------------

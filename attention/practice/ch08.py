@@ -8,13 +8,19 @@ Hugging Face in the tests). It prints one verdict and returns True or False; it 
 raises, whatever the answer.
 """
 
+import math
+
 import numpy as np
 
 from attention.kv_cache import KVCache, window_mask
+from attention.long_context import alibi
+from attention.long_context.alibi import alibi_bias, alibi_slopes
 from attention.long_context.rope_scaling import (default_inv_freq, linear_inv_freq,
                                                  yarn_inv_freq)
-from attention.practice.trials import Trial, as_array, difference, first_failure, fresh_rng
+from attention.practice.trials import (Trial, as_array, difference, first_failure,
+                                       fresh_rng, matches, redrawable)
 from attention.practice.verdict import call, guard_checks, verdict
+from attention.softmax import softmax
 
 
 # Exercise 1 ---------------------------------------------------------------------------
@@ -94,18 +100,26 @@ def check_yarn_inv_freq(your_function):
 # Exercise 2 ---------------------------------------------------------------------------
 
 def check_window_mask_after_cache(your_function):
-    """Exercise 2: your_function(n_q, n_k, window) = the causal sliding-window mask of
-    the last n_q of n_k tokens: query i at position n_k - n_q + i sees keys j with
-    0 <= position - j < window."""
+    """Exercise 2: your_function(n_q, n_k, window, n_sinks=0) = the causal
+    sliding-window mask, with sinks, of the last n_q of n_k tokens: query i at
+    position n_k - n_q + i sees keys j <= position with position - j < window or
+    j < n_sinks."""
     rng = fresh_rng()
-    sizes = [(3, 8, 4), (1, 9, 3), (5, 5, 2), (2, 6, 1), (4, 7, 10)] + [
-        (int(a), int(a + b), int(w)) for a, b, w in zip(
-            rng.integers(1, 7, 3), rng.integers(0, 9, 3), rng.integers(1, 8, 3))]
-    trials = [Trial(f"n_q = {n_q}, n_k = {n_k}, window = {w}", (n_q, n_k, w))
-              for n_q, n_k, w in sizes]
+    sizes = [(3, 8, 4, 0), (1, 9, 3, 2), (5, 5, 2, None), (2, 6, 1, 1), (4, 7, 10, 0),
+             (3, 4, 2, 3),  # sinks past the first queries' positions
+             (2, 12, 3, 4)] + [
+        (int(a), int(a + b), int(w), int(s)) for a, b, w, s in zip(
+            rng.integers(1, 7, 3), rng.integers(0, 9, 3), rng.integers(1, 8, 3),
+            rng.integers(0, 4, 3))]
+    trials = [Trial(f"n_q = {n_q}, n_k = {n_k}, window = {w}, "
+                    + ("n_sinks left to its default 0" if s is None else
+                       f"n_sinks = {s}"),
+                    (n_q, n_k, w) if s is None else (n_q, n_k, w, s))
+              for n_q, n_k, w, s in sizes]
 
-    def reference(n_q, n_k, window):
-        return window_mask(np.arange(n_k - n_q, n_k), np.arange(n_k), window=window)
+    def reference(n_q, n_k, window, n_sinks=0):
+        return window_mask(np.arange(n_k - n_q, n_k), np.arange(n_k), window=window,
+                           n_sinks=n_sinks)
 
     def compare(result, expected, trial):
         got, problem = as_array(result, "window_mask_after_cache")
@@ -115,34 +129,47 @@ def check_window_mask_after_cache(your_function):
             problem = f"the mask should have shape {expected.shape}, got {got.shape}"
         if problem is not None or np.array_equal(got, expected):
             return problem
-        n_q, n_k, w = trial.args
         for wrong, message in hints:
-            if np.array_equal(got, wrong(n_q, n_k, w)):
+            if np.array_equal(got, wrong(*trial.args)):
                 return message
+        n_q, n_k = trial.args[:2]
         i, j = (int(a) for a in np.argwhere(got != expected)[0])
         return (f"query {i} sits at position {n_k - n_q + i} and "
                 f"{'may' if expected[i, j] else 'may not'} see key {j}; your mask says "
                 "the opposite")
 
-    top_left = lambda n_q, n_k, w: window_mask(np.arange(n_q), np.arange(n_k), window=w)  # noqa: E731
+    def top_left(n_q, n_k, w, s=0):
+        return window_mask(np.arange(n_q), np.arange(n_k), window=w, n_sinks=s)
+
+    def after(n_q, n_k):
+        return np.arange(n_k - n_q, n_k)[:, None], np.arange(n_k)[None, :]
+
     hints = [(top_left, "your window starts at query position 0: the queries are the "
                         "last n_q tokens, at positions n_k - n_q + i, after the cache"),
-             (lambda n_q, n_k, w: reference(n_q, n_k, w + 1),
+             (lambda n_q, n_k, w, s=0: reference(n_q, n_k, w + 1, s),
               "each query sees window + 1 keys: the window counts the query itself, "
               "keys j with position - j < window"),
-             (lambda n_q, n_k, w: np.abs(np.arange(n_k - n_q, n_k)[:, None]
-                                         - np.arange(n_k)) < w,
+             (lambda n_q, n_k, w, s=0: (np.abs(after(n_q, n_k)[0] - after(n_q, n_k)[1])
+                                        < w) | reference(n_q, n_k, w, s),
               "the band reaches forward too: a query may not see keys after its own "
-              "position")]
+              "position"),
+             (lambda n_q, n_k, w, s=0: reference(n_q, n_k, w),
+              "the sinks are missing: every query also sees the first n_sinks "
+              "positions, however far back"),
+             (lambda n_q, n_k, w, s=0: reference(n_q, n_k, w) | (after(n_q, n_k)[1] < s)
+              & np.ones((n_q, 1), dtype=bool),
+              "a query sees a sink after its own position: a sink is a key like the "
+              "others, never a key after its own position")]
     for trial in trials:
         result, problem = call(your_function, *trial.args)
         if problem is None:
             problem = compare(result, reference(*trial.args), trial)
         if problem is not None:
             return verdict(False, f"for {trial.label}: {problem}")
-    return verdict(True, f"on {len(trials)} sizes (5 chosen, 3 random; decode steps, "
-                         "windows of 1 and wider than the cache) your mask equals the "
-                         "package's window_mask at the queries' positions.")
+    return verdict(True, f"on {len(trials)} sizes (7 chosen, 3 random; decode steps, "
+                         "windows of 1 and wider than the cache, 0 to 4 sinks, sinks "
+                         "past a query) your mask equals the package's window_mask at "
+                         "the queries' positions.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
@@ -224,6 +251,165 @@ def _roll_run(your_function, rng, lead, d, window, n_sinks, chunks, dtype):
                         f"{want_pos.tolist()}): {problem}")
         k_kept, v_kept, kept_pos = (np.asarray(a) for a in (k_kept, v_kept, kept_pos))
     return None
+
+# Exercise 4 ---------------------------------------------------------------------------
+
+def alibi_decode_reference(q, k_cache, v_cache, positions, query_position,
+                           slopes=None):
+    """One ALiBi decode step over cached keys at ``positions`` (the package's
+    ``alibi_bias`` and ``softmax``, in float64, cast back to q's dtype); ``slopes``
+    replaces the head slopes (to name a mistake)."""
+    h, d = q.shape
+    pos = np.asarray(positions, dtype=np.int64)
+    distance = (np.int64(query_position) - pos).astype(np.float64)  # exact, int64
+    m = alibi_slopes(h) if slopes is None else slopes
+    scores = (np.einsum("hd,hnd->hn", q.astype(np.float64), k_cache) / np.sqrt(d)
+              - m[:, None] * distance)
+    out = np.einsum("hn,hnd->hd", softmax(scores, axis=-1), v_cache)
+    return out.astype(q.dtype)
+
+
+@redrawable
+def _alibi_trial(rng, h, n, d, layout, dtype=np.float64, *, loud=False):
+    """A query at some position, the cache's keys at ``layout``'s positions:
+    "packed" (0..n-1), "sinks" (2 sinks then a window far later; n >= 3), "far" (past
+    2**32);
+    ``loud``: scores spread over ±1000, heads at levels -1500 and +1500."""
+    start = {"packed": 0, "sinks": int(rng.integers(100, 5000)),
+             "far": int(rng.integers(2**32, 2**33))}[layout]
+    positions = np.arange(start, start + n, dtype=np.int64)
+    if layout == "sinks":
+        positions[:2] = [0, 1]
+    query_position = int(positions[-1]) + int(rng.integers(0, 3))
+    q = rng.normal(size=(h, d)) * (1000.0 if loud else 1.0)
+    k, v = rng.normal(size=(h, n, d)), rng.normal(size=(h, n, d))
+    if loud:  # a constant key feature: each head's scores at its own level
+        k[..., 0] = 1.0
+        q[:, 0] = np.where(np.arange(h) % 2, 1500.0, -1500.0) * math.sqrt(d)
+    label = (f"{h} head{'s' * (h != 1)}, {n} cached keys at positions "
+             f"{positions[0]}..{positions[-1]}{' (2 sinks first)' if layout == 'sinks' else ''}"
+             f", the query at {query_position}, {np.dtype(dtype).name}"
+             f"{', scores spread over ±1000, heads at ±1500' if loud else ''}")
+    return Trial(label, (q.astype(dtype), k.astype(dtype), v.astype(dtype), positions,
+                         query_position), {}, np.dtype(dtype))
+
+
+def check_alibi_decode(your_function):
+    """Exercise 4: your_function(q, k_cache, v_cache, positions, query_position) = one
+    ALiBi decode step (h, d_v), any head count, the package's ALiBi forbidden."""
+    rng = fresh_rng()
+    trials = [_alibi_trial(rng, 8, 6, 4, "packed"), _alibi_trial(rng, 6, 7, 3, "sinks"),
+              _alibi_trial(rng, 12, 9, 4, "sinks"), _alibi_trial(rng, 1, 5, 2, "packed"),
+              _alibi_trial(rng, 5, 6, 4, "far", np.float32),
+              _alibi_trial(rng, 4, 8, 4, "sinks", loud=True),
+              _alibi_trial(rng, 3, 6, 8, "sinks", np.float32),
+              _alibi_trial(rng, int(rng.integers(1, 21)), int(rng.integers(3, 12)),
+                           int(rng.integers(1, 9)), "sinks")]
+
+    def plain_geometric(q, k, v, positions, query_position):
+        h = q.shape[0]
+        return alibi_decode_reference(q, k, v, positions, query_position,
+                                      2.0 ** (-8.0 * np.arange(1, h + 1) / h))
+
+    hints = [(lambda q, k, v, positions, query_position: alibi_decode_reference(
+                  q, k, v, np.arange(len(positions)), len(positions) - 1),
+              "the distance is query_position minus each key's position in the text, "
+              "not its index in the cache"),
+             (plain_geometric, "those slopes, 2^(-8h/n), hold for a power-of-two head "
+                               "count only; for other counts take the slopes of the "
+                               "power of two below, then every other slope of twice it"),
+             (lambda q, k, v, positions, query_position: alibi_decode_reference(
+                  q, k, v, 2 * query_position - np.asarray(positions), query_position),
+              "distant keys are favoured: ALiBi subtracts m_h times the distance"),
+             (lambda q, k, v, positions, query_position: alibi_decode_reference(
+                  q * math.sqrt(q.shape[-1]), k, v, positions, query_position),
+              "the scores q·k are divided by √d before the bias is added")]
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "alibi_decode")
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype)
+        if problem is None:
+            return None
+        if got.shape == expected.shape and not np.all(np.isfinite(got)):
+            return ("some outputs are nan or inf: an exponential overflowed; subtract "
+                    "each head's largest score before exp")
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        return problem
+
+    problem = first_failure(your_function, trials, alibi_decode_reference,
+                            what="alibi_decode", compare=compare,
+                            forbidden=(alibi, alibi_bias, alibi_slopes))
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random caches (1 to 20 heads, powers of "
+                         "two and not; positions packed, after sinks and past 2^32; "
+                         "float32; scores spread over ±1000, heads at ±1500) your outputs "
+                         "equal the package's ALiBi attention.")
+
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def blocks_reference(q_start, q_end, block_size, window, n_sinks):
+    """The key blocks a chunk of queries q_start..q_end-1 reads with a window and
+    sinks, sorted: the window's span of every query together, and the sinks'
+    blocks (brute force over the visibility mask in tests/practice/test_ch08.py)."""
+    low = max(q_start - window + 1, 0)
+    seen = set(range(low // block_size, (q_end - 1) // block_size + 1))
+    if n_sinks:
+        seen |= set(range(0, (min(n_sinks, q_end) - 1) // block_size + 1))
+    return np.array(sorted(seen), dtype=np.int64)
+
+
+def check_blocks_to_read(your_function):
+    """Exercise 5: your_function(q_start, q_end, block_size, window, n_sinks) = the
+    sorted indices of the key blocks that a chunk of queries must read."""
+    rng = fresh_rng()
+    far = int(rng.integers(2**32, 2**33))
+    cases = [(40, 48, 16, 20, 0),   # the chunk and the window's first keys
+             (40, 41, 16, 4, 2),    # a decode step: the sinks' block and its own
+             (5, 9, 4, 100, 0),     # a window longer than the text so far
+             (30, 64, 8, 1, 0),     # a window of one: each query sees itself
+             (33, 35, 8, 2, 9),     # sinks over two blocks
+             (2, 6, 8, 3, 4),       # sinks inside the window's block
+             (32, 40, 8, 9, 1),     # the window starts at the block's first key
+             (40, 42, 8, 10, 0),    # the window's first key ends its block
+             (7, 9, 4, 2, 6),       # a sinks' block the window reads too
+             (0, 3, 2, 2, 8),       # more sinks than queries so far
+             (3, 5, 1, 10, 0),      # blocks of one key
+             (far, far + 5, 16, 50, 4)]  # positions past 2**32
+    for _ in range(3):
+        q_start = int(rng.integers(0, 200))
+        cases.append((q_start, q_start + int(rng.integers(1, 40)),
+                      int(rng.integers(1, 17)), int(rng.integers(1, 70)),
+                      int(rng.integers(0, 6))))
+    for case in cases:
+        want = blocks_reference(*case)
+        got, problem = call(your_function, *case)
+        label = ("queries {} to {}, blocks of {}, window {}, {} sinks"
+                 .format(case[0], case[1] - 1, *case[2:]))
+        if problem is None:
+            got, problem = as_array(got, "blocks_to_read")
+        if problem is None and got.dtype.kind not in "iu":
+            problem = f"the blocks are {got.dtype}; return integer indices"
+        if problem is None and (got.shape != want.shape or not np.array_equal(got, want)):
+            missing = sorted(set(want.tolist()) - set(np.ravel(got).tolist()))
+            extra = sorted(set(np.ravel(got).tolist()) - set(want.tolist()))
+            problem = (f"the blocks to read are {want.tolist()}, you gave "
+                       f"{np.ravel(got).tolist()}" + (
+                           f"; missing {missing}" if missing else "") + (
+                           f"; never read: {extra}" if extra else "") + (
+                           " (in order, each once)" if not missing and not extra else ""))
+        if problem is not None:
+            return verdict(False, f"for {label}: {problem}")
+    return verdict(True, f"on {len(cases)} chunks (12 chosen: decode steps, windows of "
+                         "1 and longer than the text, sinks across blocks and past the "
+                         "queries, blocks of one key, positions "
+                         "past 2^32; 3 random) your blocks are exactly those the "
+                         "window and the sinks read.")
 
 
 guard_checks(globals())  # no check raises, whatever the answer (verdict.py)

@@ -19,44 +19,62 @@ from attention.families.softcap import softcap
 from attention.model import ModelConfig
 from attention.practice.trials import (Trial, first_failure, fresh_rng, judge, redrawable,
                                        shape_text)
-from attention.practice.verdict import call, guard_checks, verdict
+from attention.practice.verdict import call, guard_checks, num, verdict
 from attention.softmax import softmax
 
 
 # Exercise 1 ---------------------------------------------------------------------------
 
 @redrawable
-def _absorb_trial(rng, batch, H, n, d_nope, r, dtype=np.float64):
+@redrawable
+def _absorb_trial(rng, batch, H, n, d_nope, d_v, r, dtype=np.float64):
     q = rng.normal(size=(batch, H, n, d_nope)).astype(dtype)
-    W = rng.normal(size=(r, H * d_nope)).astype(dtype)
-    return Trial(f"q_nope {shape_text(q.shape)} and W_uk {shape_text(W.shape)} in "
-                 f"{np.dtype(dtype).name}", (q, W), {}, np.dtype(dtype))
+    W = rng.normal(size=(H * (d_nope + d_v), r)).astype(dtype)
+    return Trial(f"q_nope {shape_text(q.shape)} and kv_b_proj.weight "
+                 f"{shape_text(W.shape)} (d_v = {d_v}) in {np.dtype(dtype).name}",
+                 (q, W, d_v), {}, np.dtype(dtype))
 
 
-def check_absorb_key(your_function):
-    """Exercise 1: your_function(q_nope, W_uk) = q_nope[h] W_uk[h]ᵀ for every head h."""
+def absorb_packed_reference(q_nope, kv_b_weight, d_v, *, rows=None):
+    """The package's absorb_key on W_uk unpacked as ``deepseek_v3_weights`` unpacks
+    it; ``rows`` picks other rows of each head, to name a mistake."""
+    H, d_nope = q_nope.shape[-3], q_nope.shape[-1]
+    W = kv_b_weight.T.reshape(kv_b_weight.shape[1], H, d_nope + d_v)  # (r, H, ·)
+    W_uk = W[..., :d_nope] if rows is None else W[..., rows]
+    return absorb_key(q_nope, W_uk.reshape(W.shape[0], -1))
+
+
+def check_absorb_key_packed(your_function):
+    """Exercise 1: your_function(q_nope, kv_b_weight, d_v) = q_nope[h] W_uk[h]ᵀ for
+    every head h, W_uk read from Hugging Face's packed kv_b_proj weight."""
     rng = fresh_rng()
-    sizes = [(2, 3, 4, 5, 7), (1, 4, 3, 2, 6), (3, 2, 5, 3, 4)]
+    sizes = [(2, 3, 4, 5, 3, 7), (1, 4, 3, 2, 5, 6), (3, 2, 5, 3, 3, 4)]
     trials = [_absorb_trial(rng, *s) for s in sizes]
-    trials.append(_absorb_trial(rng, 2, 5, 2, 4, 3, np.float32))
+    trials.append(_absorb_trial(rng, 2, 5, 2, 4, 2, 3, np.float32))
+
+    def keys_first(q, W, d_v):  # the first H * d_nope rows, as if keys came first
+        H, d = q.shape[-3], q.shape[-1]
+        return q @ W[:H * d].reshape(H, d, -1)
+
     hints = [
-        (lambda q, W: q @ W[:, :q.shape[-1]].T,
-         "every head used head 0's block of W_uk; head h's columns are "
-         "h * d_nope .. (h + 1) * d_nope - 1"),
-        (lambda q, W: q @ W.reshape(W.shape[0], q.shape[-1], q.shape[-3])
-         .transpose(2, 1, 0),
-         "the heads were read interleaved; head h's columns are one block, "
-         "h * d_nope .. (h + 1) * d_nope - 1"),
-        (lambda q, W: np.broadcast_to(
-            (absorb_key(q, W)).sum(axis=-3, keepdims=True),
-            q.shape[:-1] + (W.shape[0],)),
+        (keys_first, "the key rows were read as one block for all heads; the rows "
+                     "go for each head in turn, its d_nope key rows then its d_v "
+                     "value rows"),
+        (lambda q, W, d_v: absorb_packed_reference(q, W, d_v, rows=slice(
+            d_v, None)), "those are the last d_nope rows of each head; its d_nope "
+                         "key rows come first"),
+        (lambda q, W, d_v: np.broadcast_to(
+            absorb_packed_reference(q, W, d_v).sum(axis=-3, keepdims=True),
+            q.shape[:-1] + (W.shape[-1],)),
          "the heads were summed; each head keeps its own latent query"),
-        (lambda q, W: absorb_key(q, W) / np.sqrt(q.shape[-1]),
+        (lambda q, W, d_v: absorb_packed_reference(q, W, d_v) / np.sqrt(q.shape[-1]),
          "divided by sqrt(d_nope); no scale here: the softmax scale is applied "
          "to the scores, once"),
     ]
-    return judge(your_function, trials, absorb_key, what="absorb_key", hints=hints,
-                 success="your latent queries equal q_nope[h] W_uk[h]ᵀ, head by head.")
+    return judge(your_function, trials, absorb_packed_reference,
+                 what="absorb_key_packed", hints=hints,
+                 success="your latent queries equal q_nope[h] W_uk[h]ᵀ, head by head, "
+                         "with W_uk unpacked as the package unpacks DeepSeek-V3.")
 
 
 # Exercise 2 ---------------------------------------------------------------------------
@@ -202,15 +220,34 @@ def check_top_k_router(your_function):
 # Exercise 5 ---------------------------------------------------------------------------
 
 @redrawable
-def _skewed_trial(rng, shape, k, dtype=np.float64, idle=False):
-    """Uneven load; ``idle``: the last expert 20 below the rest, never chosen."""
-    z = rng.normal(size=shape) + np.linspace(2.0, 0.0, shape[-1])  # uneven load
+@redrawable
+def _padded_router_trial(rng, shape, k, dtype=np.float64, *, idle=False, loud=False):
+    """Uneven load over a padded batch: each sequence real up to a random length
+    (one whole sequence, one of a single token); the pads' logits are wild (all on
+    the last expert) so that counting them shows. ``idle``: the last expert 20 below
+    the rest; ``loud``: logits spread over ±1000."""
+    batch, seq, n_experts = shape
+    z = rng.normal(size=shape) + np.linspace(2.0, 0.0, n_experts)
+    if loud:
+        z = z * 400.0
     if idle:
         z[..., -1] -= 20.0
-    z = z.astype(dtype)
-    return Trial(f"router logits of shape {shape_text(shape)} with k={k} in "
-                 f"{np.dtype(dtype).name}" + (", the last expert never chosen" if idle
-                                              else ""), (z, k), {}, np.dtype(dtype))
+    lengths = rng.integers(1, seq + 1, size=batch)
+    lengths[0], lengths[-1] = seq, 1
+    mask = np.arange(seq)[None, :] < lengths[:, None]  # (batch, seq)
+    z[~mask] = 0.0
+    z[..., -1][~mask] = 50.0  # a pad votes hard for the last expert
+    return Trial(f"router logits of shape {shape_text(shape)} with k={k}, padded to "
+                 f"random lengths, in {np.dtype(dtype).name}"
+                 + (", the last expert never chosen by a real token" if idle else "")
+                 + (", logits spread over ±1000" if loud else ""),
+                 (z.astype(dtype), k, mask), {}, np.dtype(dtype))
+
+
+def masked_reference(router_logits, k, mask):
+    """The package's load-balancing loss on the real tokens (Hugging Face's
+    load_balancing_loss_func with an attention mask, tests/practice/test_ch09.py)."""
+    return load_balancing_loss(np.asarray(router_logits, np.float64)[mask], k)
 
 
 def _loss_parts(z, k):
@@ -221,44 +258,66 @@ def _loss_parts(z, k):
     return E, counts, p.mean(axis=0)
 
 
-def check_load_balancing_loss(your_function):
-    """Exercise 5: your_function(router_logits, k) = n_experts * sum_e f_e P_e."""
+def check_masked_balancing_loss(your_function):
+    """Exercise 5: your_function(router_logits, k, mask) = n_experts * sum_e f_e P_e
+    over the real tokens."""
     rng = fresh_rng()
-    trials = [_skewed_trial(rng, (64, 8), 2), _skewed_trial(rng, (100, 16), 4),
-              _skewed_trial(rng, (50, 6), 2, np.float32),
-              _skewed_trial(rng, (33, 5), 1), _skewed_trial(rng, (40, 6), 2, idle=True)]
+    trials = [_padded_router_trial(rng, (4, 16, 8), 2),
+              _padded_router_trial(rng, (3, 30, 16), 4),
+              _padded_router_trial(rng, (5, 10, 6), 2, np.float32),
+              _padded_router_trial(rng, (3, 11, 5), 1),
+              _padded_router_trial(rng, (4, 10, 6), 2, idle=True),
+              _padded_router_trial(rng, (3, 12, 6), 2, loud=True)]
 
-    def top_1(z, k):
-        E, _, P = _loss_parts(z, k)
-        f = np.bincount(np.argmax(z, axis=-1), minlength=E) / len(z)
-        return E * np.sum(f * P)
+    def every_position(z, k, mask):
+        E, counts, _ = _loss_parts(z[mask], k)
+        p = softmax(np.asarray(z[mask], np.float64), axis=-1)
+        return E * np.sum(counts / mask.size * p.sum(axis=0) / mask.size)
 
-    def without_e(z, k):
-        E, counts, P = _loss_parts(z, k)
-        return np.sum(counts / len(z) * P)
-
-    def chosen_weights(z, k):
-        E, counts, _ = _loss_parts(z, k)
-        chosen, weights = softmax_top_k(np.asarray(z, dtype=np.float64), k)
-        P = _gates(chosen, weights, E).mean(axis=0)
-        return E * np.sum(counts / len(z) * P)
-
-    def per_assignment(z, k):
-        E, counts, P = _loss_parts(z, k)
-        return E * np.sum(counts / (len(z) * k) * P)
+    def p_over_all(z, k, mask):
+        E, counts, _ = _loss_parts(z[mask], k)
+        flat = z.reshape(-1, z.shape[-1])
+        return E * np.sum(counts / mask.sum() * _loss_parts(flat, k)[2])
 
     hints = [
-        (top_1, "only each token's first choice was counted; f counts all k choices "
-         "of every token"),
-        (without_e, "the sum is not multiplied by n_experts, which makes an even "
-         "router's loss k whatever the number of experts"),
-        (chosen_weights, "P_e is the mean softmax probability over all experts, not "
-         "the renormalised weights of the chosen ones"),
-        (per_assignment, "f was divided by tokens * k; f_e = assignments to e / tokens, "
-         "so the f sum to k"),
-    ]
-    return judge(your_function, trials, load_balancing_loss, what="load_balancing_loss",
-                 hints=hints, success="your loss equals n_experts * sum_e f_e P_e.")
+        (lambda z, k, mask: load_balancing_loss(z.reshape(-1, z.shape[-1]), k),
+         "the padding was counted; f and P are means over the real tokens only"),
+        (p_over_all, "f counts the real tokens, but P_e too is a mean over the real "
+                     "tokens, not every position"),
+        (every_position, "the sums over the real tokens were divided by every "
+                         "position, pads included; divide by the number of real "
+                         "tokens"),
+        (lambda z, k, mask: masked_reference(z, k, mask) / z.shape[-1],
+         "the sum is not multiplied by n_experts, which makes an even router's loss "
+         "k whatever the number of experts"),
+        (lambda z, k, mask: masked_reference(z, k, mask) / k,
+         "f was divided by tokens * k; f_e = assignments to e / tokens, so the f sum "
+         "to k")]
+
+    def compare(result, expected, trial):
+        try:
+            got = float(result)
+        except (TypeError, ValueError):
+            return f"return one number, got {type(result).__name__}"
+        rtol = 2e-4 if trial.dtype == np.float32 else 1e-9
+        if np.isclose(got, expected, rtol=rtol, atol=rtol):
+            return None
+        if not np.isfinite(got):
+            return (f"the loss is {got}: an exponential overflowed at logits near "
+                    "1000; subtract each token's largest logit before exp")
+        for wrong, message in hints:
+            if np.isclose(got, wrong(*trial.args), rtol=rtol, atol=rtol):
+                return message
+        return f"the loss is {num(expected)}, you gave {num(got)}"
+
+    problem = first_failure(your_function, trials, masked_reference,
+                            what="masked_balancing_loss", compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} padded batches (k from 1 to 4, 5 to 16 "
+                         "experts, an idle expert, logits spread over ±1000, float32; "
+                         "the pads voting hard for one expert) your loss equals "
+                         "n_experts * sum_e f_e P_e over the real tokens.")
 
 
 # Exercise 6 ---------------------------------------------------------------------------

@@ -9,11 +9,10 @@ import numpy as np
 
 from attention.practice.trials import (Trial, as_array, difference, first_failure,
                                        fresh_rng, judge, matches, redrawable, shape_text)
-from attention.practice.verdict import guard_checks, verdict
+from attention.practice.verdict import call, guard_checks, verdict
 from attention.serving.paged import gather
 from attention.softmax import softmax
 from attention.serving.speculative import acceptance, residuals
-from attention.serving.split_kv import merge_chunks
 
 
 # Exercise 1 ---------------------------------------------------------------------------
@@ -96,96 +95,137 @@ def check_accept_rule(your_function):
 
 # Exercise 2 ---------------------------------------------------------------------------
 
+def write_reference(blocks, table, start, new, *, ids=None):
+    """The pool with the new keys written slot by slot (``ids`` replaces the table's
+    block ids, to name a mistake); ``gather`` of the result reads them back
+    (tests/practice/test_ch11.py)."""
+    pool = blocks.copy()
+    table = np.asarray(table) if ids is None else ids
+    for t in range(new.shape[1]):
+        slot = start + t
+        pool[table[slot // blocks.shape[2]], :, slot % blocks.shape[2]] = new[:, t]
+    return pool
+
+
 @redrawable
-def _gather_trial(rng, n_blocks, heads, block_size, d, length):
-    blocks = rng.normal(size=(n_blocks, heads, block_size, d))
-    n_used = -(-length // block_size)
+def _write_trial(rng, n_blocks, heads, block_size, d, start, n_new, dtype=np.float64):
+    """A pool, a table out of order (never 0, 1, 2, ...: built, not drawn by luck),
+    new keys for slots start .. start + n_new - 1."""
+    blocks = rng.normal(size=(n_blocks, heads, block_size, d)).astype(dtype)
+    n_used = -(-(start + n_new) // block_size)
     table = rng.choice(n_blocks, n_used, replace=False)
-    # Never blocks 0 .. n_used - 1 in some order (reading those would look like
-    # reading the table sorted), and out of order, always: built, not drawn by luck.
     while np.array_equal(np.sort(table), np.arange(n_used)) or (
             n_used > 1 and np.all(np.diff(table) > 0)):
         table = rng.choice(n_blocks, n_used, replace=False)
-    which = f"{n_used} blocks out of order" if n_used > 1 else "1 block"
-    return Trial(f"blocks {shape_text(blocks.shape)}, a table of {which}, length "
-                 f"{length}", (blocks, table, length))
+    new = rng.normal(size=(heads, n_new, d)).astype(dtype)
+    return Trial(f"blocks {shape_text(blocks.shape)}, a table of {n_used} block"
+                 f"{'s' * (n_used != 1)}, {n_new} new slot{'s' * (n_new != 1)} from "
+                 f"slot {start}, {np.dtype(dtype).name}",
+                 (blocks, table, start, new), {}, np.dtype(dtype))
 
 
-def check_gather(your_function):
-    """Exercise 2: your_function(blocks, table, length) = the sequence's keys."""
+def check_write_slots(your_function):
+    """Exercise 2: your_function(blocks, table, start, new) = the pool with the new
+    keys written through the table."""
     rng = fresh_rng()
-    trials = [_gather_trial(rng, 9, 2, 4, 3, 10), _gather_trial(rng, 6, 3, 2, 5, 7),
-              _gather_trial(rng, 12, 1, 3, 2, 9), _gather_trial(rng, 5, 2, 5, 4, 3)]
+    trials = [_write_trial(rng, 9, 2, 4, 3, 5, 6), _write_trial(rng, 6, 3, 2, 5, 0, 3),
+              _write_trial(rng, 12, 2, 3, 2, 7, 1), _write_trial(rng, 8, 1, 4, 4, 4, 8),
+              _write_trial(rng, 7, 2, 3, 2, 2, 5, np.float32)]
     hints = [
-        (lambda b, t, n: b[t].reshape(b.shape[1], -1, b.shape[-1])[:, :n],
-         "the heads and the blocks got mixed: move the heads axis first, then join "
-         "the blocks"),
-        (lambda b, t, n: gather(b, np.sort(t), n),
-         "the blocks were read in sorted order; the table's order is the sequence's"),
-        (lambda b, t, n: gather(b, np.arange(len(t)), n),
-         "blocks 0, 1, 2, ... were read; read the blocks the table names"),
-    ]
-    return judge(your_function, trials, gather, what="gather", hints=hints,
-                 success="your keys are the sequence's slots, in order.")
+        (lambda b, t, s, n: write_reference(b, t, 0, n),
+         "the new keys were written from slot 0; they go from slot start on, after "
+         "what the sequence already holds"),
+        (lambda b, t, s, n: write_reference(b, t, s, n, ids=np.arange(len(t))),
+         "blocks 0, 1, 2, ... were written: slot j goes to the block the table names, "
+         "table[j // block_size]"),
+        (lambda b, t, s, n: write_reference(b, t, s, n.reshape(n.shape[1], n.shape[0],
+                                                               -1).swapaxes(0, 1)),
+         "the heads and the slots got mixed: new is (heads, n_new, d_head)")]
+    return judge(your_function, trials, write_reference, what="write_slots",
+                 hints=hints, success="your pool holds the new keys in their slots "
+                                      "and every other slot as it was.")
 
 
 # Exercise 3 ---------------------------------------------------------------------------
 
-@redrawable
-def _merge_trial(rng, n_chunks, n_q, d, *, shift=0.0, masked=(), spread=3.0, rows=None):
-    outputs = rng.normal(size=(n_chunks, n_q, d))
-    lses = rng.normal(size=(n_chunks, n_q)) * spread + shift
-    if rows is not None:  # each query's log-sum-exps at its own level: one shift for
-        lses += np.asarray(rows, float)  # all queries underflows the lowest
-    for c in masked:  # a chunk with every key masked: output 0, lse -inf
-        outputs[c], lses[c] = 0.0, -np.inf
-    label = f"{n_chunks} chunks of outputs {shape_text(outputs.shape[1:])}"
-    label += f" with log-sum-exps near {shift:+g}" if shift else ""
-    label += f", log-sum-exps spread over ±{spread:g}" if spread > 100 else ""
-    label += (", log-sum-exps near " + ", ".join(f"{r:+g}" for r in rows) + " by query"
-              if rows is not None else "")
-    label += f", chunk{'s' if len(masked) > 1 else ''} {list(masked)} masked" if masked else ""
-    return Trial(label, (outputs, lses))
+def reusable_reference(prompt, cached, block_size, *, keep_last=True, whole=True,
+                       chained=True):
+    """Blocks of prompt a prefix cache hands back: the longest common prefix with a
+    cached token list, the last token left out, in full blocks (checked against the
+    package's PrefixCache in tests/practice/test_ch11.py). The keywords make a
+    mistake, to name it."""
+    limit = len(prompt) - 1 if keep_last else len(prompt)
+    if not chained:  # each block found by its own tokens, wherever the prefix differs
+        found = 0
+        for i in range(limit // block_size):
+            piece = slice(i * block_size, (i + 1) * block_size)
+            if not any(list(prompt[piece]) == list(c[piece]) for c in cached):
+                break
+            found += 1
+        return found
+    best = 0
+    for earlier in cached:
+        same = next((i for i, (a, b) in enumerate(zip(prompt, earlier)) if a != b),
+                    min(len(prompt), len(earlier)))
+        usable = min(same, limit)
+        best = max(best, usable // block_size if whole else -(-usable // block_size))
+    return best
 
 
-def _unnormalised(o, l):
-    with np.errstate(all="ignore"):
-        return (np.exp(l - l.max(0))[..., None] * o).sum(0)
+def _prefix_cases(rng):
+    """(prompt, cached, block_size, what it tests): each rule's edge built in."""
+    def tokens(n):
+        return [int(t) for t in rng.integers(0, 50_000, size=n)]
+
+    a, b = tokens(13), tokens(13)
+    cases = [(a[:11], [a[:6] + b[:5]], 4, "a prefix of a block and a half"),
+             (a[:8], [a[:8]], 4, "the prompt asked again, 2 full blocks"),
+             (a[:13], [b[:4] + a[4:13], a[:4] + b[:9]], 4,
+              "blocks 1 and 2 cached after another block 0"),
+             (a[:12], [a[:9] + b[:3], a[:4]], 3, "two cached lists, the longer match "
+                                                "first"),
+             (a[:10], [], 4, "an empty cache"),
+             (a[:5], [a[:5] + b[:3]], 1, "blocks of one token"),
+             (a[:9], [a[:9]], 3, "the prompt asked again, its last block full")]
+    for _ in range(3):
+        base = tokens(int(rng.integers(4, 20)))
+        cached = [base[:int(rng.integers(0, len(base) + 1))] + tokens(3)
+                  for _ in range(int(rng.integers(1, 4)))]
+        cases.append((base, cached, int(rng.integers(1, 6)), "a random cache"))
+    return cases
 
 
-def _unshifted(o, l):
-    with np.errstate(all="ignore"):
-        w = np.exp(l)
-        return (w[..., None] * o).sum(0) / w.sum(0)[..., None]
-
-
-def _unguarded(o, l):
-    with np.errstate(all="ignore"):
-        w = np.exp(l - l.max(0))
-        return (w[..., None] * o).sum(0) / w.sum(0)[..., None]
-
-
-def check_merge(your_function):
-    """Exercise 3: your_function(outputs, lses) = the merged output."""
+def check_reusable_blocks(your_function):
+    """Exercise 3: your_function(prompt, cached, block_size) = the number of leading
+    blocks of prompt a prefix cache can reuse."""
     rng = fresh_rng()
-    trials = [_merge_trial(rng, 3, 4, 5), _merge_trial(rng, 4, 2, 3, masked=(1,)),
-              _merge_trial(rng, 2, 3, 4, shift=1000.0),
-              _merge_trial(rng, 3, 2, 2, masked=(0, 1, 2)),
-              _merge_trial(rng, 4, 3, 2, spread=2000.0),
-              _merge_trial(rng, 3, 3, 2, rows=(-1500.0, 0.0, 1500.0))]
-    hints = [
-        (lambda o, l: o.mean(axis=0),
-         "the plain mean of the chunks; weight each chunk by exp(lse), its share of "
-         "the softmax's denominator"),
-        (_unguarded, "a query whose chunks are all masked (every lse -inf) gets "
-                     "zeros, not NaN: shift by 0 when the largest lse is -inf"),
-        (_unshifted, "exp(lse) overflows near +1000: subtract the largest lse before "
-                     "exp (the weights keep their ratios)"),
-        (_unnormalised, "the weights exp(lse) must be divided by their sum"),
-    ]
-    return judge(your_function, trials, lambda o, l: merge_chunks(o, l)[0], what="merge",
-                 hints=hints, success="your merge equals attention over all the keys' "
-                                      "chunks, masked ones included.")
+    hints = [(dict(keep_last=False), "the prompt's last token is always computed, so "
+                                     "a block holding it is never reused"),
+             (dict(whole=False), "only full blocks are cached: a part of a block "
+                                 "counts for nothing"),
+             (dict(chained=False), "a block is found by its tokens and all the tokens "
+                                   "before it: never after a block that differs")]
+    cases = _prefix_cases(rng)
+    for prompt, cached, block_size, what in cases:
+        want = reusable_reference(prompt, cached, block_size)
+        got, problem = call(your_function, prompt, cached, block_size)
+        where = (f"for a prompt of {len(prompt)} tokens, {len(cached)} cached list"
+                 f"{'s' * (len(cached) != 1)} and blocks of {block_size} ({what})")
+        if problem is None and (isinstance(got, bool)
+                                or not isinstance(got, (int, np.integer))):
+            problem = f"return a whole number of blocks, got {type(got).__name__}"
+        if problem is None and got != want:
+            problem = next((message for options, message in hints
+                            if got == reusable_reference(prompt, cached, block_size,
+                                                         **options)),
+                           f"{want} block{'s' * (want != 1)} can be reused, you "
+                           f"said {got}")
+        if problem is not None:
+            return verdict(False, f"{where}: {problem}")
+    return verdict(True, f"on {len(cases)} prompts (7 chosen: a prompt asked again, "
+                         "half blocks, a block cached after another prefix, several "
+                         "cached lists, an empty cache, blocks of one token; 3 random) "
+                         "your count equals the prefix cache's.")
 
 
 # Exercise 4 ---------------------------------------------------------------------------
@@ -315,6 +355,211 @@ def check_paged_decode(your_function):
                          "near ±1000 and spread over 1000; random sizes) your outputs "
                          "equal attention over the sequence's slots, read through its "
                          "table, each query head with its group's key head.")
+
+# Exercise 5 ---------------------------------------------------------------------------
+
+def schedule_reference(running, waiting, free_blocks, block_size, max_batch):
+    """One scheduler step, written from the exercise's rules (tests/practice/
+    test_ch11.py checks it on hand-worked cases): grow, preempting the latest
+    arrivals until the growth fits; then, if nothing was preempted, admit from the
+    head of the queue while the head fits."""
+    def blocks(length):
+        return -(-length // block_size)
+
+    running, waiting = list(running), list(waiting)
+    preempted = []
+    while sum(length % block_size == 0 for _, length in running) > free_blocks:
+        request = running.pop()  # the latest arrival gives its blocks back
+        free_blocks += blocks(request[1])
+        preempted.insert(0, request)
+    free_blocks -= sum(length % block_size == 0 for _, length in running)
+    running = [(rid, length + 1) for rid, length in running]
+    if preempted:
+        return running, preempted + waiting, free_blocks
+    while (waiting and len(running) < max_batch
+           and blocks(waiting[0][1]) <= free_blocks):
+        request = waiting.pop(0)
+        free_blocks -= blocks(request[1])
+        running.append(request)
+    return running, waiting, free_blocks
+
+
+def _requests(rng, ids, low, high):
+    return [(int(i), int(rng.integers(low, high))) for i in ids]
+
+
+def _scheduler_cases(rng):
+    """Chosen states (each rule's edge built in) and random ones:
+    (running, waiting, free_blocks, block_size, max_batch, what it tests)."""
+    B = int(rng.integers(2, 9))  # lengths at and beside a block's edge
+    cases = [
+        ([(1, 4), (2, 5), (3, 8)], [(4, 4)], 3, 4, 8,
+         "two requests at a block's edge grow into new blocks"),
+        ([(1, B), (2, 2 * B), (3, 3 * B)], [(4, 1)], 1, B, 8,
+         "three need a block, one is free: preemption"),
+        ([(1, 2 * B), (2, B), (3, 3 * B - 1)], [], 0, B, 8,
+         "the latest arrival does not need a block but must go first"),
+        ([(1, B), (2, B)], [(3, 1)], 1, B, 8,
+         "one block short: the preempted request must not come straight back"),
+        ([(1, 2 * B), (2, 2 * B), (3, B + 1), (4, 1)], [(5, 1)], 0, B, 8,
+         "two preemptions before the growth fits"),
+        ([(1, B + 1)], [(2, 3 * B), (3, 1)], 2, B, 8,
+         "the head of the queue does not fit, a later one would"),
+        ([(1, 3)], [(2, 1), (3, 2), (4, 1)], 50, B, 3,
+         "room for every waiting request, a batch of at most 3"),
+        ([], [(5, 2 * B), (6, B + 1)], 4, B, 4,
+         "nothing running yet"),
+        ([(1, 4), (2, 7), (3, 1)], [(4, 2)], 1, 1, 5,
+         "blocks of one token: every request needs a block at every step"),
+    ]
+    for _ in range(4):
+        n_run, n_wait = int(rng.integers(0, 6)), int(rng.integers(0, 4))
+        running = _requests(rng, range(n_run), 1, 4 * B)
+        waiting = _requests(rng, range(n_run, n_run + n_wait), 1, 3 * B)
+        cases.append((running, waiting, int(rng.integers(0, 5)), B,
+                      int(rng.integers(max(n_run, 1), 8)), "a random state"))
+    return cases
+
+
+def check_schedule_step(your_function):
+    """Exercise 5: your_function(running, waiting, free_blocks, block_size, max_batch)
+    = (running, waiting, free_blocks) after one step of continuous batching."""
+    rng = fresh_rng()
+    for running, waiting, free, block_size, max_batch, what in _scheduler_cases(rng):
+        want = schedule_reference(running, waiting, free, block_size, max_batch)
+        got, problem = call(your_function, running, waiting, free, block_size,
+                            max_batch)
+        where = (f"with running {running}, waiting {waiting}, {free} free "
+                 f"block{'s' * (free != 1)} of {block_size}, max_batch {max_batch} "
+                 f"({what})")
+        if problem is None:
+            problem = _schedule_problem(got, want)
+        if problem is not None:
+            return verdict(False, f"{where}: {problem}")
+    return verdict(True, "on 13 states (9 chosen: growth at a block's edge, one and "
+                         "several preemptions, a queue whose head does not fit, a full "
+                         "batch, blocks of one token; 4 random) your step equals the "
+                         "rules: the latest arrivals preempted to the head of the queue, "
+                         "admission in order.")
+
+
+def _schedule_problem(got, want):
+    """None, or what differs between the reader's step and the rules'."""
+    if not (isinstance(got, tuple) and len(got) == 3):
+        return ("return three things (running, waiting, free_blocks), got "
+                f"{type(got).__name__}")
+    running, waiting, free = got
+    try:
+        running = [(int(r), int(n)) for r, n in running]
+        waiting = [(int(r), int(n)) for r, n in waiting]
+    except (TypeError, ValueError):
+        return "running and waiting are lists of (request_id, length) pairs"
+    if running != want[0]:
+        return f"running should be {want[0]}, you gave {running}"
+    if waiting != want[1]:
+        return f"waiting should be {want[1]}, you gave {waiting}"
+    if free != want[2]:
+        return f"{want[2]} blocks should be free, you gave {free}"
+    return None
+
+# Exercise 6 ---------------------------------------------------------------------------
+
+def expected_tokens_reference(p, q):
+    """Expected tokens of one speculative round, each position's acceptance
+    α_i = Σ_x min(p_i(x), q_i(x)): 1 + α_1 + α_1 α_2 + ... + α_1 ... α_k (the last
+    term's round keeps every draft and adds the bonus). Checked against the exact
+    enumeration ``round_outcomes`` in tests/practice/test_ch11.py."""
+    alpha = np.minimum(p[..., :-1, :], q).sum(axis=-1, dtype=np.float64)  # (..., k)
+    reach = np.cumprod(alpha, axis=-1)  # P(the first i drafts all kept)
+    return (1 + reach.sum(axis=-1)).astype(p.dtype)
+
+
+def _distributions(rng, shape, dtype, *, peaked=False):
+    logits = rng.normal(size=shape) * (8.0 if peaked else 1.0)
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(dtype)
+
+
+@redrawable
+def _round_trial(rng, lead, k, V, dtype=np.float64, *, draft="random"):
+    """Target p (..., k + 1, V) and draft q (..., k, V): a "random" draft, a
+    "perfect" one (q = p, α = 1), a "disjoint" one (no token both like, α = 0), or one
+    "falling": good at the first positions, poor at the last."""
+    p = _distributions(rng, (*lead, k + 1, V), dtype)
+    if draft == "perfect":
+        q = p[..., :-1, :].copy()
+    elif draft == "disjoint":  # p on the first half of the vocabulary, q on the rest
+        half = V // 2
+        p[..., :half] += 1e-3
+        p[..., half:] = 0
+        p /= p.sum(axis=-1, keepdims=True)
+        q = _distributions(rng, (*lead, k, V), dtype)
+        q[..., :half] = 0
+        q /= q.sum(axis=-1, keepdims=True)
+    elif draft == "falling":
+        w = np.linspace(0.95, 0.05, k)[:, None] if k else np.zeros((0, 1))
+        q = w * p[..., :-1, :] + (1 - w) * _distributions(rng, (*lead, k, V), dtype)
+    else:
+        q = _distributions(rng, (*lead, k, V), dtype, peaked=True)
+    axes = f"leading axes {shape_text(lead)}" if lead else "no leading axes"
+    label = (f"k = {k} drafted tokens, {V} tokens in the vocabulary, {axes}, "
+             f"{np.dtype(dtype).name}, a {draft} draft")
+    return Trial(label, (p.astype(dtype), q.astype(dtype)), {}, np.dtype(dtype))
+
+
+def check_expected_tokens(your_function):
+    """Exercise 6: your_function(p, q) = the expected tokens one round emits (...)."""
+    rng = fresh_rng()
+    trials = [_round_trial(rng, (), 3, 6, draft="falling"),
+              _round_trial(rng, (4,), 2, 5), _round_trial(rng, (2, 3), 4, 7),
+              _round_trial(rng, (3,), 3, 5, draft="perfect"),
+              _round_trial(rng, (2,), 3, 6, draft="disjoint"),
+              _round_trial(rng, (2,), 0, 4),
+              _round_trial(rng, (3,), 5, 8, np.float32, draft="falling"),
+              _round_trial(rng, (int(rng.integers(1, 4)),), int(rng.integers(1, 8)),
+                           int(rng.integers(2, 10)))]
+
+    def one_alpha(p, q):  # Leviathan's formula with the mean acceptance
+        k = q.shape[-2]
+        alpha = np.minimum(p[..., :-1, :], q).sum(-1).mean(-1)
+        with np.errstate(all="ignore"):
+            return np.where(alpha == 1, k + 1, (1 - alpha ** (k + 1)) / (1 - alpha))
+
+    hints = [(lambda p, q: expected_tokens_reference(p, q) - np.prod(
+                  np.minimum(p[..., :-1, :], q).sum(-1), axis=-1),
+              "a round that keeps every drafted token adds the bonus token, drawn "
+              "from the target's last distribution: k + 1 tokens, not k"),
+             (one_alpha, "one acceptance rate for all positions is the formula's "
+                         "assumption; here each position has its own α_i, and the "
+                         "round reaches position i only if 1 to i - 1 were kept"),
+             (lambda p, q: 1 + np.cumprod((p[..., :-1, :] * q).sum(-1), -1).sum(-1),
+              "the chance a drafted token is kept is Σ min(p, q), not the chance "
+              "that both models draw the same token"),
+             (lambda p, q: expected_tokens_reference(
+                  np.concatenate([p[..., 1:, :], p[..., -1:, :]], -2), q),
+              "q_i drafts the token that p_i judges: row i of q goes with row i of p, "
+              "and p's last row, k + 1, is the bonus's")]
+
+    def compare(result, expected, trial):
+        got, problem = as_array(result, "expected_tokens")
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype, kind=False)
+        if problem is None:
+            return None
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        return problem
+
+    problem = first_failure(your_function, trials, expected_tokens_reference,
+                            what="expected_tokens", compare=compare)
+    if problem is not None:
+        return verdict(False, problem)
+    return verdict(True, f"on {len(trials)} random rounds (0 to 7 drafted tokens; "
+                         "perfect, disjoint, falling and random drafts; no, one and "
+                         "two leading axes; float32) your expectation equals the "
+                         "exact one, bonus token included.")
 
 
 guard_checks(globals())
