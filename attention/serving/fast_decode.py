@@ -157,6 +157,9 @@ class Decoder:
 
     def __init__(self, weights, batch, length):
         c = self.config = weights.config
+        if not 0 < length <= c.max_positions:
+            raise ValueError(f"Decoder: length must lie in 1.."
+                             f"{c.max_positions} (max_positions), got {length}")
         self.weights = weights
         shape = (c.n_layers, batch, c.n_kv_heads, length, c.d_head)
         dtype = weights.head.dtype
@@ -169,12 +172,30 @@ class Decoder:
 
     def prefill(self, ids, valid=None):
         """The prompts ids (batch, n), valid False on left <pad>."""
+        ids = self._checked("prefill", "ids", ids, 2)
+        if valid is not None and (np.shape(valid) != ids.shape
+                                  or np.asarray(valid).dtype != np.bool_):
+            raise ValueError(f"Decoder.prefill: valid must be booleans of "
+                             f"shape {ids.shape}, got {np.shape(valid)}")
         return self._forward(ids, valid)
 
     def step(self, new):
         """One token per sequence, new (batch,)."""
+        new = self._checked("step", "new", new, 1)
         with blas_threads(1 if len(new) <= FEW_ROWS else None):
             return self._forward(new[:, None], None)
+
+    def _checked(self, fn, name, ids, ndim):
+        """ids as an array of ndim axes, one row per sequence, of token ids
+        in the vocabulary; or a ValueError naming the fault."""
+        ids, batch = np.asarray(ids), len(self.n_real)
+        vocab = self.config.vocab_size
+        if (ids.ndim != ndim or ids.dtype.kind not in "iu" or len(ids) != batch
+                or ids.size == 0 or ids.min() < 0 or ids.max() >= vocab):
+            raise ValueError(f"Decoder.{fn}: {name} must be token ids in "
+                             f"0..{vocab - 1} of {ndim} axes, {batch} rows, "
+                             f"got shape {ids.shape} and dtype {ids.dtype}")
+        return ids
 
     def _forward(self, ids, valid):
         c, w = self.config, self.weights

@@ -110,8 +110,16 @@ def test_errors_name_the_fault():
         fast_generate(params, [1, 2], max_new_tokens=2)
     with pytest.raises(ValueError, match="max_new_tokens"):
         fast_generate(prepare(params, config), [1, 2], max_new_tokens=-1)
+    with pytest.raises(ValueError, match="length must lie in 1..64"):
+        Decoder(prepare(params, config), 1, 65)
     decoder = Decoder(prepare(params, config), 1, 3)
+    with pytest.raises(ValueError, match=r"ids must be token ids in 0..63"):
+        decoder.prefill(np.array([[1, 2, VOCAB]]))
+    with pytest.raises(ValueError, match=r"valid must be booleans of shape"):
+        decoder.prefill(np.array([[1, 2, 3]]), valid=np.ones((1, 2), bool))
     decoder.prefill(np.array([[1, 2, 3]]))
+    with pytest.raises(ValueError, match=r"new must be token ids .* 1 rows"):
+        decoder.step(np.array([4, 5]))
     with pytest.raises(ValueError, match="4 slots needed, 3 allocated"):
         decoder.step(np.array([4]))
 
