@@ -19,8 +19,10 @@ beside every ratio.
     python benchmarks/serving.py            -> benchmarks/serving.{json,md}
     python benchmarks/serving.py --quick    a tiny model, seconds
     python benchmarks/serving.py --trained-only   only chapter 7's model's rows,
-                                            merged into serving.json (the GPT-2-shaped
-                                            rows keep their own date and load)
+                                            merged into serving.json (the rows on
+                                            random weights keep their own date and load)
+    python benchmarks/serving.py --random-only    only the rows on random weights,
+                                            merged alike
 
 Each time is the median of ``--rounds`` calls, each timed right after untimed calls of
 the same function (``primed_time``), the runners alternating.
@@ -353,14 +355,16 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--trained-only", action="store_true")
+    parser.add_argument("--random-only", action="store_true")
     args = parser.parse_args(argv)
     stem = "serving-quick" if args.quick else "serving"
     out = ROOT / "benchmarks"
-    if args.trained_only:
-        result = json.loads((out / f"{stem}.json").read_text())
-    else:
-        result = hf_rows(args)
-    result.update(trained_rows(args))
+    merged = args.trained_only or args.random_only  # into the last run's
+    result = json.loads((out / f"{stem}.json").read_text()) if merged else {}
+    if not args.trained_only:
+        result.update(hf_rows(args))
+    if not args.random_only:
+        result.update(trained_rows(args))
     with tempfile.NamedTemporaryFile("w", dir=out, delete=False, suffix=".tmp") as f:
         json.dump(result, f, indent=1)
     os.replace(f.name, out / f"{stem}.json")
