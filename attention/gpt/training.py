@@ -125,9 +125,9 @@ def accumulated_grads(params, config, micro_batches, masks, *, workers=1):
 
 def draw_micro_batches(rng, config, tc, ids, dtype, *, workers=1):
     """The windows and dropout masks of tc.accumulation micro-batches,
-    from rng in order (windows 0, masks 0, windows 1, ...). workers > 1:
-    the masks drawn on threads, each from its place in rng's stream
-    (``attention.gpt.streams``): the same numbers."""
+    drawn with rng in order (windows 0, masks 0, windows 1, ...).
+    workers > 1: the masks drawn on threads, each at its place in rng's
+    stream (``attention.gpt.streams``): the same numbers."""
     def draw(r):
         return dropout_masks(r, config, tc.batch_size, tc.context,
                              tc.dropout, dtype)
