@@ -50,16 +50,19 @@ def _bundled_openblas():
 
 
 @contextlib.contextmanager
-def single_threaded_blas():
-    """Within this block NumPy's matrix products use one thread."""
-    if sys.platform == "emscripten":  # the browser: one thread, nothing to set
+def blas_threads(n):
+    """Within this block NumPy's matrix products use n threads (None: leave
+    them as they are). Chapter 11's fast decoder picks n by a product's shape:
+    one thread for a few rows, where waking and sharing a second costs more
+    than it saves, and far more when another process holds the other core."""
+    if n is None or sys.platform == "emscripten":  # the browser: one thread
         yield
         return
     functions = _bundled_openblas()  # two ctypes calls: microseconds
     if functions:
         get, set_ = functions
         before = get()
-        set_(1)
+        set_(n)
         try:
             yield
         finally:
@@ -70,9 +73,13 @@ def single_threaded_blas():
     except ImportError:
         yield
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    with threadpool_limits(limits=n, user_api="blas"):
         yield
 
+
+def single_threaded_blas():
+    """Within this block NumPy's matrix products use one thread."""
+    return blas_threads(1)
 
 
 @contextlib.contextmanager

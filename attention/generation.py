@@ -36,7 +36,7 @@ def _check_prompts(prompts):
                              f"integer ids, got {prompt!r}")
 
 
-def _check_generate(config, ids, max_new_tokens, stop_token):
+def check_generate(config, ids, max_new_tokens, stop_token):
     """generate's token ids (batch, n), or a ValueError naming the fault."""
     if (isinstance(max_new_tokens, bool)
             or not isinstance(max_new_tokens, (int, np.integer))
@@ -87,7 +87,7 @@ def generate(params, config, token_ids, *, max_new_tokens, valid=None,
     the logits each token was chosen from. cache_type: the cache's class
     (chapter 11's Int8KVCache). Returns (batch, n + new) ids.
     """
-    ids = _check_generate(config, token_ids, max_new_tokens, stop_token)
+    ids = check_generate(config, token_ids, max_new_tokens, stop_token)
     valid = np.ones(ids.shape, bool) if valid is None else np.atleast_2d(valid)
     windows = set(config.layer_windows)
     if window is None and len(windows) == 1:  # all layers alike (Mistral):

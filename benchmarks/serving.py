@@ -1,7 +1,9 @@
-"""Chapter 11's speeds, side by side in one process: the package's cached ``generate``
-against Hugging Face ``generate`` on the CPU, for a GPT-2-small-shaped model with random
-float32 weights (the same weights in both, the same greedy tokens checked), batch 1 and
-batch 8; and speculative decoding's speed-up over plain ``generate``, twice: with a
+"""Chapter 11's speeds, side by side in one process: the package's serving decoder
+(``fast_generate`` on ``prepare``d weights) against Hugging Face ``generate`` on the CPU,
+greedy, for a GPT-2-small-shaped model and a Llama of that size with grouped-query
+attention, random float32 weights (the same weights in both, the same greedy tokens
+checked), batch 1 and batch 8, with one thread on each side and with two; and
+speculative decoding's speed-up over plain ``generate``, twice: with a
 draft made of the target's own first two blocks on random weights (a layer-skipping draft:
 its acceptance is an artifact, random weights repeat one or two tokens), and on chapter
 7's trained model and its held-out text with a draft of no weights (prompt lookup and a
@@ -17,8 +19,10 @@ beside every ratio.
     python benchmarks/serving.py            -> benchmarks/serving.{json,md}
     python benchmarks/serving.py --quick    a tiny model, seconds
     python benchmarks/serving.py --trained-only   only chapter 7's model's rows,
-                                            merged into serving.json (the GPT-2-shaped
-                                            rows keep their own date and load)
+                                            merged into serving.json (the rows on
+                                            random weights keep their own date and load)
+    python benchmarks/serving.py --random-only    only the rows on random weights,
+                                            merged alike
 
 Each time is the median of ``--rounds`` calls, each timed right after untimed calls of
 the same function (``primed_time``), the runners alternating.
@@ -41,15 +45,17 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from side_by_side import alternate  # noqa: E402
-from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
+from transformers import (GPT2Config, GPT2LMHeadModel, LlamaConfig,  # noqa: E402
+                          LlamaForCausalLM)
 
-from attention._blas_threads import single_threaded_blas  # noqa: E402
+from attention._blas_threads import blas_threads, single_threaded_blas  # noqa: E402
 from attention.checkpoints import config_from_hf, from_hf_state_dict  # noqa: E402
 from attention.generation import generate  # noqa: E402
 from attention.gpt.run import shipped  # noqa: E402
 from attention.kv_cache import KVCache  # noqa: E402
 from attention.model import forward  # noqa: E402
 from attention.serving.batching import Request, serve  # noqa: E402
+from attention.serving.fast_decode import fast_generate, prepare  # noqa: E402
 from attention.serving.prefix import PrefixCache  # noqa: E402
 from attention.serving.quantized import Int8KVCache  # noqa: E402
 from attention.speculative import (NgramDraft, speculate,  # noqa: E402
@@ -60,13 +66,25 @@ PROMPT, NEW, N_DRAFT, DRAFT_LAYERS = 16, 32, 4, 2
 T_PROMPTS, T_PROMPT, T_NEW, T_DRAFT = 8, 32, 64, 4
 
 
-def models(quick):
-    """(HF model, our params, our config), GPT-2 small's shape unless quick."""
-    shape = (dict(n_embd=64, n_layer=4, n_head=4, vocab_size=512) if quick
-             else dict(n_embd=768, n_layer=12, n_head=12, vocab_size=50257))
+def models(arch, quick):
+    """(HF model, our params, our config) with random float32 weights: GPT-2
+    small's shape, or a Llama of that size with grouped-query attention (12
+    query heads on 4 key/value heads), or tiny ones if quick."""
     torch.manual_seed(0)
-    hf = GPT2LMHeadModel(GPT2Config(**shape, n_positions=1024, bos_token_id=0,
-                                    eos_token_id=None, pad_token_id=0))
+    ids = dict(bos_token_id=0, eos_token_id=None, pad_token_id=0)
+    if arch == "gpt2":
+        shape = (dict(n_embd=64, n_layer=4, n_head=4, vocab_size=512) if quick
+                 else dict(n_embd=768, n_layer=12, n_head=12, vocab_size=50257))
+        hf = GPT2LMHeadModel(GPT2Config(**shape, n_positions=1024, **ids))
+    else:
+        shape = (dict(hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                      num_attention_heads=4, num_key_value_heads=2, vocab_size=512)
+                 if quick else
+                 dict(hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
+                      num_attention_heads=12, num_key_value_heads=4,
+                      vocab_size=32000))
+        hf = LlamaForCausalLM(LlamaConfig(**shape, max_position_embeddings=1024,
+                                          tie_word_embeddings=False, **ids))
     hf = hf.float().eval()
     state = {k: v.detach().numpy().copy() for k, v in hf.state_dict().items()}
     config = config_from_hf(hf.config)
@@ -242,26 +260,47 @@ def costs(params, config, draft, prompt, rounds, alpha):
             "expected_tokens_per_call": tokens}
 
 
+def _ratio(row):
+    """A ratio cell with the load average it was measured at."""
+    return (f"{row['ratio_ours_over_hf']:.2f} (load {row['load'][0]:.1f} to "
+            f"{row['load'][1]:.1f})")
+
+
 def tables(result: dict) -> str:
     """The page's tables (Markdown) of a run's ``result``: narrow enough for a phone, with
     one column per batch size and what was run said above the table, not in a header."""
-    m, runs = result["model"], result["generate"]
-    md = (f"Greedy decoding, {m['n_layers']} layers x {m['d_model']}, vocabulary "
-          f"{m['vocab_size']}, float32, {result['prompt']} + {result['new_tokens']} tokens:\n\n"
-          f"| measured | {' | '.join(runs)} |\n|---|{'---|' * len(runs)}\n")
-    for label, cell in (("ours, tokens/s", lambda r: f"{r['tokens_per_s']['numpy']:.0f}"),
-                        ("Hugging Face, tokens/s", lambda r: f"{r['tokens_per_s']['hf']:.0f}"),
-                        ("time, ours / Hugging Face", lambda r: f"{r['ratio_numpy_over_hf']:.2f}"),
-                        ("same tokens", lambda r: str(r["same_tokens"]))):
-        md += f"| {label} | {' | '.join(cell(r) for r in runs.values())} |\n"
+    md = ""
+    for arch, d in result["decoding"].items():
+        m, one, two = d["model"], d["1 thread"], d["2 threads"]
+        md += (f"Greedy decoding, {arch}'s shape: {m['n_layers']} layers x "
+               f"{m['d_model']}, {m['n_heads']} query heads on {m['n_kv_heads']}"
+               f" key/value heads, vocabulary {m['vocab_size']}, random float32 "
+               f"weights, {result['prompt']} + {result['new_tokens']} tokens, "
+               f"`fast_generate` against Hugging Face `generate`:\n\n"
+               f"| measured | {' | '.join(one)} |\n|---|{'---|' * len(one)}\n")
+        for label, rows, cell in (
+                ("time, ours / Hugging Face's, 1 thread", one, _ratio),
+                ("time, ours / Hugging Face's, 2 threads", two, _ratio),
+                ("ours, tokens/s, 1 thread", one,
+                 lambda r: f"{r['tokens_per_s']['ours']:.0f}"),
+                ("Hugging Face, tokens/s, 1 thread", one,
+                 lambda r: f"{r['tokens_per_s']['hf']:.0f}"),
+                ("same tokens, 1 and 2 threads", one, None)):
+            cells = ([f"{r['same_tokens']}, {two[k]['same_tokens']}"
+                      for k, r in one.items()] if cell is None
+                     else [cell(r) for r in rows.values()])
+            md += f"| {label} | {' | '.join(cells)} |\n"
+        md += "\n"
     s = result["speculative"]
-    md += (f"\n| speculative, batch 1, draft: the first {s['draft_layers']} blocks, "
-           f"{s['n_draft']} drafted a round | value |\n|---|---|\n"
+    md += (f"| speculative, batch 1, GPT-2's shape, draft: the first "
+           f"{s['draft_layers']} blocks, {s['n_draft']} drafted a round, one "
+           f"thread | value |\n|---|---|\n"
            f"| acceptance rate | {s['acceptance']:.2f} |\n"
            f"| tokens per target call | {s['tokens_per_target_call']:.2f} |\n"
-           f"| speed-up over generate | {s['speedup']:.2f} |\n"
+           f"| speed-up over generate | {s['speedup']:.2f} "
+           f"(load {s['load'][0]:.1f} to {s['load'][1]:.1f}) |\n"
            f"| same tokens as generate | {s['same_tokens']} |\n"
-           f"\nThe rows above: measured {result['date']}, load average "
+           f"\nThe rows above: measured {result['date']} UTC, load average "
            f"{result['load_average_start']:.1f} to "
            f"{result['load_average_end']:.1f}; the rows below (chapter 7's "
            f"model): {result['trained_date']} UTC, one BLAS thread, each with "
@@ -316,14 +355,16 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--trained-only", action="store_true")
+    parser.add_argument("--random-only", action="store_true")
     args = parser.parse_args(argv)
     stem = "serving-quick" if args.quick else "serving"
     out = ROOT / "benchmarks"
-    if args.trained_only:
-        result = json.loads((out / f"{stem}.json").read_text())
-    else:
-        result = hf_rows(args)
-    result.update(trained_rows(args))
+    merged = args.trained_only or args.random_only  # into the last run's
+    result = json.loads((out / f"{stem}.json").read_text()) if merged else {}
+    if not args.trained_only:
+        result.update(hf_rows(args))
+    if not args.random_only:
+        result.update(trained_rows(args))
     with tempfile.NamedTemporaryFile("w", dir=out, delete=False, suffix=".tmp") as f:
         json.dump(result, f, indent=1)
     os.replace(f.name, out / f"{stem}.json")
@@ -346,52 +387,70 @@ def trained_rows(args):
                 "int8_cache": int8_cache(args.rounds)}
 
 
-def hf_rows(args):
-    """The GPT-2-shaped rows: generate against HF, the layer-skip draft."""
-    load = os.getloadavg()[0]
-    hf, params, config = models(args.quick)
+def decoding(arch, args):
+    """fast_generate against HF generate, greedy, batch 1 and 8, with one
+    and with two threads on each side; the load before and after each."""
+    hf, params, config = models(arch, args.quick)
+    weights = prepare(params, config)
     rng = np.random.default_rng(0)
-    result = {"date": time.strftime("%Y-%m-%d", time.gmtime()),
-              "load_average_start": load, "threads_torch": torch.get_num_threads(),
-              "model": {"d_model": config.d_model, "n_layers": config.n_layers,
-                        "n_heads": config.n_heads, "vocab_size": config.vocab_size},
-              "prompt": PROMPT, "new_tokens": NEW, "generate": {}}
-    for batch in (1, 8):
-        ids = rng.integers(0, config.vocab_size, (batch, PROMPT))
-        x = torch.from_numpy(ids)
+    out = {"model": {"d_model": config.d_model, "n_layers": config.n_layers,
+                     "n_heads": config.n_heads, "n_kv_heads": config.n_kv_heads,
+                     "vocab_size": config.vocab_size}}
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        rows = out[f"{threads} thread{'s' * (threads > 1)}"] = {}
+        for batch in (1, 8):
+            ids = rng.integers(0, config.vocab_size, (batch, PROMPT))
+            x = torch.from_numpy(ids)
 
-        def theirs(x=x):
-            with torch.no_grad():
-                return hf.generate(x, attention_mask=torch.ones_like(x),
-                                   max_new_tokens=NEW, min_new_tokens=NEW,
-                                   do_sample=False).numpy()
+            def theirs(x=x):
+                with torch.no_grad():
+                    return hf.generate(x, attention_mask=torch.ones_like(x),
+                                       max_new_tokens=NEW, min_new_tokens=NEW,
+                                       do_sample=False).numpy()
 
-        def mine(ids=ids):
-            return generate(params, config, ids, max_new_tokens=NEW)
+            def ours(ids=ids):
+                return fast_generate(weights, ids, max_new_tokens=NEW)
 
-        same = bool(np.array_equal(mine(), theirs()))
-        times = alternate({"numpy": mine, "hf": theirs}, args.rounds)
-        result["generate"][f"batch {batch}"] = {
-            "seconds": times, "same_tokens": same,
-            "tokens_per_s": {k: batch * NEW / v for k, v in times.items()},
-            "ratio_numpy_over_hf": times["numpy"] / times["hf"]}
+            with blas_threads(threads):
+                before = load()
+                same = bool(np.array_equal(ours(), theirs()))
+                times = alternate({"ours": ours, "hf": theirs}, args.rounds)
+            rows[f"batch {batch}"] = {
+                "seconds": times, "same_tokens": same,
+                "tokens_per_s": {k: batch * NEW / v for k, v in times.items()},
+                "ratio_ours_over_hf": times["ours"] / times["hf"],
+                "load": [before, load()]}
+    return out
 
+
+def hf_rows(args):
+    """The rows on random weights: fast_generate against HF for two shapes,
+    and the layer-skip draft (one BLAS thread)."""
+    result = {"date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+              "load_average_start": load(), "prompt": PROMPT, "new_tokens": NEW,
+              "decoding": {arch: decoding(arch, args) for arch in ("gpt2", "llama")}}
+    _, params, config = models("gpt2", args.quick)
+    rng = np.random.default_rng(1)
     draft, draft_config = layer_skip_draft(params, config, DRAFT_LAYERS)
     prompt = rng.integers(0, config.vocab_size, PROMPT)
     spec = lambda: speculative_generate(params, config, draft, draft_config,  # noqa: E731
                                         prompt, max_new_tokens=NEW, n_draft=N_DRAFT)
     plain = lambda: generate(params, config, prompt, max_new_tokens=NEW)  # noqa: E731
-    ids, stats = spec()
-    times = alternate({"speculative": lambda: spec()[0], "generate": plain}, args.rounds)
-    result["speculative"] = {
-        "n_draft": N_DRAFT, "draft_layers": DRAFT_LAYERS, "stats": stats,
-        "same_tokens": bool(np.array_equal(ids, plain()[0])),
-        "acceptance": stats["accepted"] / (stats["accepted"] + stats["rejected"]),
-        "tokens_per_target_call": NEW / stats["target_calls"],
-        "seconds": times, "speedup": times["generate"] / times["speculative"]}
-    result["load_average_end"] = os.getloadavg()[0]
+    with single_threaded_blas():
+        ids, stats = spec()
+        before = load()
+        times = alternate({"speculative": lambda: spec()[0], "generate": plain},
+                          args.rounds)
+        result["speculative"] = {
+            "n_draft": N_DRAFT, "draft_layers": DRAFT_LAYERS, "stats": stats,
+            "same_tokens": bool(np.array_equal(ids, plain()[0])),
+            "acceptance": stats["accepted"] / (stats["accepted"] + stats["rejected"]),
+            "tokens_per_target_call": NEW / stats["target_calls"],
+            "seconds": times, "speedup": times["generate"] / times["speculative"],
+            "load": [before, load()]}
+    result["load_average_end"] = load()
     return result
-
 
 
 if __name__ == "__main__":

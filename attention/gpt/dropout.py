@@ -33,20 +33,24 @@ def dropout_mask(rng, shape, p, dtype=np.float64):
     return np.where(keep, scale, dtype(0))  # one pass
 
 
+def mask_shapes(config, batch, n):
+    """Name -> shape of every mask of a (batch, n) input, in the order
+    the forward uses them (and ``dropout_masks`` draws them)."""
+    d, h = config.d_model, config.n_heads
+    shapes = {"embed": (batch, n, d)}
+    for i in range(config.n_layers):
+        shapes |= {f"blocks.{i}.attn.weights": (batch, h, n, n),  # per head
+                   f"blocks.{i}.attn.out": (batch, n, d),
+                   f"blocks.{i}.mlp.out": (batch, n, d)}
+    return shapes
+
+
 def dropout_masks(rng, config, batch, n, p, dtype=np.float64):
     """Every mask of one forward pass of a (batch, n) input, by name; None
     when p is 0. Drawn in the order the forward uses them."""
     _check_p("dropout_masks", p)
     if p == 0:
         return None
-    d, h = config.d_model, config.n_heads
-    masks = {"embed": dropout_mask(rng, (batch, n, d), p, dtype)}
-    for i in range(config.n_layers):
-        masks[f"blocks.{i}.attn.weights"] = dropout_mask(
-            rng, (batch, h, n, n), p, dtype)  # one per head, query and key
-        masks[f"blocks.{i}.attn.out"] = dropout_mask(rng, (batch, n, d), p,
-                                                     dtype)
-        masks[f"blocks.{i}.mlp.out"] = dropout_mask(rng, (batch, n, d), p,
-                                                    dtype)
-    return masks
+    return {name: dropout_mask(rng, shape, p, dtype)
+            for name, shape in mask_shapes(config, batch, n).items()}
 # --8<-- [end:dropout]

@@ -27,8 +27,9 @@ from attention.backward.model import loss_and_grads
 from attention.gpt.adamw import adamw_init, adamw_step, decay_groups
 from attention.gpt.clipping import clip_by_global_norm
 from attention.gpt.corpus import check_windows, random_windows, windows
-from attention.gpt.dropout import dropout_masks
+from attention.gpt.dropout import dropout_masks, mask_shapes
 from attention.gpt.schedule import warmup_cosine
+from attention.gpt.streams import jump_past
 from attention.loss import cross_entropy
 from attention.model import forward
 
@@ -122,18 +123,42 @@ def accumulated_grads(params, config, micro_batches, masks, *, workers=1):
     return total_loss / k, total
 
 
+def draw_micro_batches(rng, config, tc, ids, dtype, *, workers=1):
+    """The windows and dropout masks of tc.accumulation micro-batches,
+    drawn with rng in order (windows 0, masks 0, windows 1, ...).
+    workers > 1: the masks drawn on threads, each at its place in rng's
+    stream (``attention.gpt.streams``): the same numbers."""
+    def draw(r):
+        return dropout_masks(r, config, tc.batch_size, tc.context,
+                             tc.dropout, dtype)
+
+    shapes = mask_shapes(config, tc.batch_size, tc.context).values()
+    n_draws = sum(math.prod(s) for s in shapes) if tc.dropout else 0
+    micro, masks, later = [], [None] * tc.accumulation, []
+    for i in range(tc.accumulation):
+        micro.append(random_windows(rng, ids, tc.batch_size, tc.context))
+        here = jump_past(rng, n_draws) if workers > 1 else None
+        if here is None:
+            masks[i] = draw(rng)
+        else:
+            later.append((i, here))
+
+    def fill(job):
+        masks[job[0]] = draw(job[1])
+    with thread_map(min(workers, len(later)) or 1) as run_all:
+        run_all(fill, later)
+    return micro, masks
+
+
 def train_step(params, config, tc, state, groups, rng, step, ids, *,
                workers=1):
     """Draw the micro-batches and masks, then one clipped AdamW step;
     workers: threads for the micro-batches (``accumulated_grads``).
 
     Returns (loss, gradient norm before clipping, learning rate)."""
-    micro, masks = [], []
-    for _ in range(tc.accumulation):
-        micro.append(random_windows(rng, ids, tc.batch_size, tc.context))
-        dtype = params["embed.tokens"].dtype.type
-        masks.append(dropout_masks(rng, config, tc.batch_size, tc.context,
-                                   tc.dropout, dtype))
+    micro, masks = draw_micro_batches(rng, config, tc, ids,
+                                      params["embed.tokens"].dtype.type,
+                                      workers=workers)
     loss, grads = accumulated_grads(params, config, micro, masks,
                                     workers=workers)
     norm = clip_by_global_norm(grads, tc.clip)

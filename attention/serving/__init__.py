@@ -11,6 +11,8 @@ decoding (the tests and the chapter prove it).
                   block tables, gather, PagedKVCache for forward (Kwon et al. 2023)
     batching      continuous and static batching on one paged pool, in steps (Orca)
     split_kv      Flash-Decoding: attention per chunk of keys, merged by log-sum-exp
+    fast_decode   generate's tokens at serving speed: a prepared weight layout,
+                  2-D products, a cache written in place (section 11.5)
 
 ``attention.speculative`` re-exports ``speculative_generate``.
 """

@@ -35,7 +35,9 @@ from attention.gpt.corpus import cut, random_windows
 from attention.gpt.dropout import dropout_mask, dropout_masks
 from attention.gpt.evaluation import evaluate_strided
 from attention.gpt.schedule import warmup_cosine
-from attention.gpt.training import TrainConfig, accumulated_grads, evaluate, train
+from attention.gpt.training import (TrainConfig, accumulated_grads,
+                                    draw_micro_batches, evaluate, train,
+                                    train_step)
 from attention.families.moe import ROUTERS, MoE
 from attention.families.moe_costs import MOE_CONFIGS
 from attention.long_context.rope_scaling import RopeScaling
@@ -256,6 +258,47 @@ def test_micro_batches_on_threads_equal_one_thread_and_one_large_batch(workers):
         assert np.max(np.abs(threaded[1][name] - big[name])) <= 1e-12, name
     with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
         accumulated_grads(params, config, parts, part_masks, workers=0)
+
+
+@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.PCG64DXSM,
+                                  np.random.MT19937])
+@pytest.mark.parametrize("workers", [2, 3])
+def test_masks_drawn_on_threads_are_one_threads_numbers(bits, workers):
+    """Issue 44, item 7: the masks of each micro-batch drawn on a thread from its place
+    in the stream (a jump for PCG64, in turn otherwise) are the numbers one thread
+    draws in turn, and the generator ends where one thread's does; a generator that
+    keeps half a 64-bit output (after a small integers()) keeps it across the jump."""
+    _, _, config = tiny_gpt2()
+    tc = TrainConfig(batch_size=2, context=12, accumulation=3, dropout=0.2)
+    ids = np.arange(200) % VOCAB
+    runs = []
+    for w in (1, workers):
+        rng = np.random.Generator(bits(7))
+        rng.integers(0, 3)
+        runs.append((*draw_micro_batches(rng, config, tc, ids, np.float64,
+                                         workers=w), rng.integers(0, 3, 8)))
+    (micro, masks, after), (micro_w, masks_w, after_w) = runs
+    assert np.array_equal(after, after_w)
+    for (x, y), (x_w, y_w), m, m_w in zip(micro, micro_w, masks, masks_w):
+        assert np.array_equal(x, x_w) and np.array_equal(y, y_w)
+        assert m.keys() == m_w.keys()
+        assert all(np.array_equal(m[k], m_w[k]) for k in m)
+
+
+def test_a_training_step_on_two_threads_equals_one_thread():
+    _, params, config = tiny_gpt2()
+    tc = TrainConfig(batch_size=2, context=12, accumulation=2, dropout=0.1)
+    ids = np.arange(300) % VOCAB
+    ends = []
+    for workers in (1, 2):
+        p = {k: v.copy() for k, v in params.items()}
+        groups = decay_groups(p)
+        state, rng = adamw_init(p, groups), np.random.default_rng(3)
+        out = [train_step(p, config, tc, state, groups, rng, s, ids,
+                          workers=workers) for s in (1, 2)]
+        ends.append((out, p))
+    assert ends[0][0] == ends[1][0]
+    assert all(np.array_equal(ends[0][1][k], ends[1][1][k]) for k in params)
 
 
 @pytest.mark.parametrize("n_batches, n_masks", [(2, 1), (1, 2), (0, 0)])
