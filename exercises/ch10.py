@@ -422,7 +422,7 @@ def decayed_attention(q, k, v, g):
 # --8<-- [start:ex5-starter]
 def decayed_state(k, v, g, S0):
     """The state after n tokens of S_t = exp(g_t) S_{t-1} + k_t^T v_t,
-    from S_0 = S0, without a loop over the tokens. k (..., n, d_k),
+    starting at S_0 = S0, with no loop over the tokens. k (..., n, d_k),
     v (..., n, d_v), g (..., n) the log decays (<= 0), S0 (..., d_k, d_v).
     Returns (..., d_k, d_v)."""
     # Your code: this sums the pairs, with no decay and no S0.
@@ -433,7 +433,7 @@ def decayed_state(k, v, g, S0):
 # --8<-- [start:ex5-solution]
 def decayed_state(k, v, g, S0):
     """The state after n tokens of S_t = exp(g_t) S_{t-1} + k_t^T v_t,
-    from S_0 = S0, without a loop over the tokens. k (..., n, d_k),
+    starting at S_0 = S0, with no loop over the tokens. k (..., n, d_k),
     v (..., n, d_v), g (..., n) the log decays (<= 0), S0 (..., d_k, d_v).
     Returns (..., d_k, d_v)."""
     G = np.cumsum(g, axis=-1)              # (..., n): g_1 + ... + g_t

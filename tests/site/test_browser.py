@@ -192,13 +192,15 @@ CH = {n: f"chapters/{name}/#" for n, name in [
     (4, "ch04-generation"), (5, "ch05-attention-at-scale"), (6, "ch06-backpropagation"),
     (7, "ch07-train-a-gpt"), (8, "ch08-long-contexts"),
     (9, "ch09-smaller-caches-steadier-logits"), (10, "ch10-linear-attention"),
-    (11, "ch11-serving")]}
+    (11, "ch11-serving"), (12, "ch12-sparse-attention"),
+    (13, "ch13-encoders-and-cross-attention"), (14, "ch14-what-attention-learns")]}
 SEARCHES = {
-    # MLA is taught over two sections: its data flow (9.2) and its absorbed form (9.3)
+    # MLA is taught over two sections: its data flow (9.2) and its absorbed form (9.3);
+    # cross-attention is introduced in 2.7 and built against T5 in 13.3
     "mla": (CH[9] + "92-", CH[9] + "93-"), "kv cache": CH[4] + "42-", "flash attention": CH[5] + "54-",
     "FlashAttention": CH[5] + "54-", "online softmax": CH[5] + "53-",
     "causal mask": CH[2] + "24-", "multi-head attention": CH[2] + "25-",
-    "grouped-query attention": CH[2] + "26-", "cross-attention": CH[2] + "27-",
+    "grouped-query attention": CH[2] + "26-", "cross-attention": (CH[2] + "27-", CH[13] + "133-"),
     "padding mask": CH[2] + "28-", "RoPE": CH[3] + "rotary-position-embeddings-rope",
     "sinusoidal": CH[3] + "sinusoidal-encodings", "SwiGLU": CH[3] + "swiglu",
     "pre-LN": CH[3] + "pre-ln-and-post-ln-measured", "beam search": CH[4] + "45-",

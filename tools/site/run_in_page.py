@@ -9,9 +9,10 @@ library repacked first without what no code can use in the browser,
 ``tools/site/runtime_repack.py``), and a pure-Python wheel of the
 ``attention`` package built from this checkout into ``assets/pyodide/``, with a
 ``manifest.json`` of names and sizes. Nothing is downloaded until the reader first presses
-Run. Chapter 7's checkpoint (``attention/gpt/shipped/``, 1.5 MB of weights) is a wheel of
-its own, fetched only on a page that reads it: one whose code imports ``attention.gpt.run``
-or whose live figure does (``needs_checkpoint``); such a page is marked
+Run. The shipped runs (chapter 7's checkpoint, ``attention/gpt/shipped/``, and chapter
+14's, ``attention/circuits/shipped/``) are a wheel of their own, fetched only on a page that
+reads them: one whose code imports ``attention.gpt.run`` or ``attention.circuits.run``, or
+whose live figure does (``needs_checkpoint``); such a page is marked
 ``data-run-checkpoint`` and the worker adds that wheel before running. A page with ``<!-- run-in-page facts -->`` (the home page) gets a sentence with the
 browser's versions and the download's size, computed here.
 
@@ -85,6 +86,13 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
         "time_forms(n": "times four forms of attention at up to 2048 tokens: the "
                         "times belong to the machine that built the page, not to "
                         "single-threaded WebAssembly without BLAS",
+    },
+    "chapters/ch12-sparse-attention.md": {
+        "sparse-decode.json": "reads the benchmark's results from the repository",
+        "kda-chunked.json": "reads the benchmark's results from the repository",
+    },
+    "chapters/ch13-encoders-and-cross-attention.md": {
+        "encoders.json": "reads the benchmark's results from the repository",
     },
     "chapters/ch05-attention-at-scale.md": {
         "results.json": "reads the benchmark's results from the repository",
@@ -393,9 +401,9 @@ REPACKED = {NUMPY_WHEEL: NUMPY_UNUSED, "python_stdlib.zip": STDLIB_UNUSED}
 
 
 def download_bytes() -> int:
-    """What the first Run fetches: the served files and the package's wheel (a page that
-    reads chapter 7's checkpoint adds ``checkpoint_wheel_bytes``)."""
-    return sum(len(data) for data in served().values()) + len(package_wheel_bytes()[1])
+    """What the first Run fetches: the served files and the package's wheel, gzipped (a
+    page that reads a shipped run adds ``gzipped(checkpoint_wheel_bytes())``)."""
+    return sum(len(data) for data in served().values()) + len(gzipped(package_wheel_bytes()))
 
 
 def runtime_versions() -> tuple[str, str]:
@@ -412,7 +420,7 @@ def facts() -> str:
             f"with Python {tested}; the output of every block that runs here is checked in "
             "both). The first "
             f"Run downloads {download_bytes() / 1e6:.1f} MB once (the pages that use "
-            f"chapter 7's trained model {len(checkpoint_wheel_bytes()[1]) / 1e6:.1f} MB "
+            f"chapters 7 and 14's trained models {len(gzipped(checkpoint_wheel_bytes())) / 1e6:.1f} MB "
             "more); later pages and visits take it from the browser's cache.")
 
 
@@ -463,6 +471,18 @@ def package_wheel_bytes() -> tuple[str, bytes]:
     return wheel("attention_from_scratch", files)
 
 
+NOTHING = re.compile(r"(?!)")  # a pattern no member name matches: repack keeps them all
+
+
+@functools.cache
+def gzipped(wheel_: tuple[str, bytes]) -> bytes:
+    """A wheel as the browser fetches it: its members stored (not deflated one by one) and
+    the whole gzipped, as the runtime's files are (``runtime_repack``), which compresses
+    across the modules (their shared words and code) as one file; the worker unzips the
+    stream and Pyodide installs the same files."""
+    return repack(wheel_[1], NOTHING)[0]
+
+
 @functools.cache
 def checkpoint_wheel_bytes() -> tuple[str, bytes]:
     """Chapter 7's tokenizer, checkpoint and log as a wheel of their own, installed into
@@ -485,8 +505,9 @@ def write_runtime(site_dir: Path) -> None:
              for name, data in served().items() if name != "pyodide.js"}  # importScripts
     package, checkpoint = package_wheel_bytes(), checkpoint_wheel_bytes()
     for name, data in (package, checkpoint):
-        (dest / name).write_bytes(data)
-        files[name] = {"gzip": None, "bytes": len(data)}
+        (dest / name).write_bytes(data)  # what a notebook's %pip installs
+        (dest / f"{name}.gz").write_bytes(gzipped((name, data)))  # what Run fetches
+        files[name] = {"gzip": f"{name}.gz", "bytes": len(gzipped((name, data)))}
     manifest = {"wheels": [NUMPY_WHEEL, package[0]], "checkpoint": checkpoint[0],
                 "files": files, "download": sum(entry["bytes"] for name, entry in files.items()
                                                 if name != checkpoint[0])}
