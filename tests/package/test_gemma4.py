@@ -13,17 +13,21 @@ Hugging Face's float32 internals are swapped for float64 (``float64_hf``; a test
 swap moves the logits only at float32 rounding). Sensitivity: with
 ``num_kv_shared_layers`` = 0 Hugging Face's logits move, and a shared layer that read
 the wrong earlier layer would move its output. Only the attention layers are built
-here, not the whole Gemma 4 text model.
+here, not the whole Gemma 4 text model. The cache counts (``shared_kv_card``) read
+Gemma 3n's and Gemma 4's default configurations, checked here against transformers'.
 """
 
 import numpy as np
 import pytest
 import torch
-from transformers import DynamicCache, Gemma4ForCausalLM, Gemma4TextConfig
+from transformers import (DynamicCache, Gemma3nTextConfig, Gemma4ForCausalLM,
+                          Gemma4TextConfig)
 
 from attention.kv_cache import KVCache
 from attention.sparse.kv_sharing import (ProportionalRope, gemma4_attention,
                                          kv_sources)
+from attention.sparse.sparse_costs import (GEMMA_3N_E4B, GEMMA_4, Cached,
+                                           cache_bytes_at, shared_kv_card)
 from tests.package.hf_encoders import float64_hf, randomise
 
 TOL = 1e-10
@@ -198,3 +202,29 @@ def test_float64_internals_move_the_logits_only_at_float32_rounding(
 def test_bad_sharing_inputs_are_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("card, hf", [(GEMMA_3N_E4B, Gemma3nTextConfig),
+                                      (GEMMA_4, Gemma4TextConfig)])
+def test_the_gemma_cards_are_hugging_faces_defaults(card, hf):
+    types, n_shared, values, window = card
+    c = hf()
+    assert [t.split("_")[0] for t in c.layer_types] == types
+    assert (c.num_kv_shared_layers, c.sliding_window) == (n_shared, window)
+    # Gemma 4's full layers have their own head size (per_layer_config)
+    layer = getattr(c, "per_layer_config", None) or [c] * len(types)
+    sliding, full = (2 * layer[i].num_key_value_heads * layer[i].head_dim
+                     for i in (0, types.index("full")))
+    assert values == {"sliding": sliding, "full": full}
+
+
+def test_only_the_layers_that_compute_keys_are_cached():
+    types, _, values, window = GEMMA_3N_E4B
+    assert shared_kv_card(types, 15, values, window) == [
+        Cached(16, 1024, window=512), Cached(4, 1024)]  # 20 of 35 layers
+    unshared = shared_kv_card(types, 0, values, window)
+    assert unshared == [Cached(28, 1024, window=512), Cached(7, 1024)]
+    n = 131072  # the 3 full layers that share cut 3/7 of the long part
+    saved = cache_bytes_at(unshared, n) - cache_bytes_at(
+        shared_kv_card(types, 15, values, window), n)
+    assert saved == (3 * n + 12 * 512) * 1024 * 2
