@@ -23,6 +23,7 @@ import torch
 from transformers import (DynamicCache, Gemma3nTextConfig, Gemma4ForCausalLM,
                           Gemma4TextConfig)
 
+from attention.checkpoints import config_from_hf
 from attention.kv_cache import KVCache
 from attention.sparse.kv_sharing import (ProportionalRope, gemma4_attention,
                                          kv_sources)
@@ -202,6 +203,13 @@ def test_float64_internals_move_the_logits_only_at_float32_rounding(
 def test_bad_sharing_inputs_are_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("model_type", ["gemma4_text", "gemma4", "gemma3n"])
+def test_the_whole_gemma_models_are_refused_by_name(model_type):
+    from transformers import AutoConfig
+    with pytest.raises(ValueError, match=f"model_type '{model_type}' is not"):
+        config_from_hf(AutoConfig.for_model(model_type))
 
 
 @pytest.mark.parametrize("card, hf", [(GEMMA_3N_E4B, Gemma3nTextConfig),
