@@ -67,6 +67,13 @@ class ProportionalRope:
     i < fraction * d_head / 2, zero for the rest. For ``rope(scaling=)``."""
     fraction: float
 
+    def __post_init__(self):
+        f = self.fraction
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not (
+                0 < f <= 1):
+            raise ValueError(f"ProportionalRope: fraction must be in (0, 1], "
+                             f"got {f!r}")
+
     def angles(self, positions, d_head, base):
         turning = int(self.fraction * d_head // 2)
         inv_freq = np.zeros(d_head // 2)
@@ -89,7 +96,7 @@ def gemma4_attention(h, p, positions, shared, *, layer, source, n_heads,
     read ``shared[source]``, filled earlier in this forward pass.
     positions: (n,) the tokens' positions (with a cache, its slots).
     """
-    b, n, _ = h.shape
+    b, n, _ = _check_inputs(h, p, positions, layer == source)
 
     def heads(x):  # (batch, n, heads * d_head) -> (batch, heads, n, d_head)
         return x.reshape(b, n, -1, d_head).transpose(0, 2, 1, 3)
@@ -116,3 +123,21 @@ def gemma4_attention(h, p, positions, shared, *, layer, source, n_heads,
     out, _ = scores_to_output(q, keys, values, mask=mask, scale=1.0)
     return out.transpose(0, 2, 1, 3).reshape(b, n, -1) @ p["attn.W_o"]
 # --8<-- [end:shared_attention]
+
+
+def _check_inputs(h, p, positions, computes_keys):
+    """gemma4_attention's h, p and positions, or a ValueError naming them."""
+    if np.ndim(h) != 3:
+        raise ValueError(f"gemma4_attention: h must be (batch, n, d_model), "
+                         f"got shape {np.shape(h)}")
+    if np.shape(positions) != (h.shape[1],):
+        raise ValueError(f"gemma4_attention: positions must be ({h.shape[1]},)"
+                         f", one per token of h, got shape "
+                         f"{np.shape(positions)}")
+    needed = ["attn.W_q", "attn.W_o", "attn.q_norm.weight"]
+    if computes_keys:
+        needed += ["attn.W_k", "attn.W_v", "attn.k_norm.weight"]
+    missing = [name for name in needed if name not in p]
+    if missing:
+        raise ValueError(f"gemma4_attention: p lacks {missing}")
+    return h.shape

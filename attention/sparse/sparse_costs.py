@@ -181,6 +181,12 @@ def shared_kv_card(layer_types, n_shared, values, window):
     per layer; values: {kind: numbers per token per layer}; window: the
     sliding layers' window."""
     sources = kv_sources(layer_types, n_shared)
+    unknown = set(layer_types) - {"sliding", "full"} | (
+        set(layer_types) - set(values))
+    if unknown:
+        raise ValueError(f"shared_kv_card: each layer type must be "
+                         f"'sliding' or 'full' and have values, got "
+                         f"{sorted(unknown)} (values for {sorted(values)})")
     cached = [kind for i, kind in enumerate(layer_types) if sources[i] == i]
     return [Cached(cached.count(kind), values[kind],
                    window=window if kind == "sliding" else None)

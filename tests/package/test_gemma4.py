@@ -99,14 +99,17 @@ def caught(model, run):
 
 
 def ours(model, inputs, positions, *, cache=None, sources=None):
-    """Every layer's output from its input, keys shared as sources says."""
+    """Every layer's output from its input, keys shared as sources says.
+    A shared layer's input may be the last tokens only (Hugging Face's
+    ``logits_to_keep``): its queries take the last positions."""
     c = model.config
     sources = sources or kv_sources(c.layer_types, c.num_kv_shared_layers)
     shared, outs = {}, []
     for i, kind in enumerate(c.layer_types):
         full = kind == "full_attention"
         outs.append(gemma4_attention(
-            inputs[i], layer_params(model, i), positions, shared, layer=i,
+            inputs[i], layer_params(model, i),
+            positions[len(positions) - inputs[i].shape[1]:], shared, layer=i,
             source=sources[i], n_heads=4, d_head=10 if full else 6,
             base=ROPES[kind]["rope_theta"],
             scaling=ProportionalRope(0.5) if full else None,
@@ -154,14 +157,19 @@ def test_cached_decoding_equals_hugging_face_and_holds_fewer_layers(
     ids, full_seen, _ = full_pass
     hf_cache, cache = DynamicCache(config=model.config), KVCache(6)
     for start, stop in ((0, 7), (7, 8), (8, 9), (9, 10), (10, 11)):
+        # as in generate: the shared layers see the prompt's last token only
         seen, _ = caught(model, lambda: model(
-            ids[:, start:stop], past_key_values=hf_cache, use_cache=True))
+            ids[:, start:stop], past_key_values=hf_cache, use_cache=True,
+            logits_to_keep=1))
         outs = ours(model, [seen[i][0] for i in range(6)],
                     cache.new_positions(stop - start), cache=cache)
+        if start == 0:
+            assert [out.shape[1] for out in outs] == [7, 7, 7, 1, 1, 1]
         for i, out in enumerate(outs):
             assert relative(out, seen[i][1]) <= TOL, (start, i)
             # prefill + decode == one forward
-            assert relative(out, full_seen[i][1][:, start:stop]) <= TOL
+            since = stop - out.shape[1]
+            assert relative(out, full_seen[i][1][:, since:stop]) <= TOL
     assert [k is not None for k in cache.keys] == [True] * 3 + [False] * 3
 
 
@@ -188,17 +196,32 @@ def test_float64_internals_move_the_logits_only_at_float32_rounding(
     assert 1e-12 < relative(as_shipped, logits) < 1e-5
 
 
+QUERIES_ONLY = {"attn.W_q": np.eye(4), "attn.W_o": np.eye(4),
+                "attn.q_norm.weight": np.ones(2)}  # a shared layer's
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: kv_sources(["sliding", "full"], 2), "n_shared must be"),
     (lambda: kv_sources(["sliding", "full"], True), "n_shared must be"),
     (lambda: kv_sources(["sliding", "sliding", "full"], 1),
      "layer 2 is 'full' and shares"),
-    (lambda: gemma4_attention(np.zeros((1, 2, 4)), {"attn.W_q": np.eye(4),
-                                                    "attn.q_norm.weight":
-                                                    np.ones(2)},
+    (lambda: gemma4_attention(np.zeros((1, 2, 4)), QUERIES_ONLY,
                               np.arange(2), {}, layer=1, source=0,
                               n_heads=2, d_head=2, base=100.0),
      "layer 1 reads layer 0's keys"),
+    (lambda: gemma4_attention(np.zeros((2, 4)), {}, np.arange(2), {},
+                              layer=0, source=0, n_heads=2, d_head=2,
+                              base=100.0), r"h must be \(batch, n, d_model"),
+    (lambda: gemma4_attention(np.zeros((1, 2, 4)), {}, np.arange(3), {},
+                              layer=0, source=0, n_heads=2, d_head=2,
+                              base=100.0), r"positions must be \(2,\)"),
+    (lambda: gemma4_attention(np.zeros((1, 2, 4)), {"attn.W_q": np.eye(4)},
+                              np.arange(2), {}, layer=0, source=0,
+                              n_heads=2, d_head=2, base=100.0),
+     r"p lacks \['attn.W_o'"),
+    (lambda: ProportionalRope(0.0), "fraction must be in"),
+    (lambda: shared_kv_card(["sliding", "global"], 0, {"sliding": 4}, 8),
+     r"got \['global'\]"),
 ])
 def test_bad_sharing_inputs_are_named(call, match):
     with pytest.raises(ValueError, match=match):
