@@ -94,7 +94,9 @@ def gemma4_attention(h, p, positions, shared, *, layer, source, n_heads,
     q_norm.weight, k_norm.weight), append them to ``cache`` if given, and
     leave them in ``shared[layer]``; else (p without W_k, W_v, k_norm)
     read ``shared[source]``, filled earlier in this forward pass.
-    positions: (n,) the tokens' positions (with a cache, its slots).
+    positions: (n,) the tokens' positions (with a cache, its slots); a
+    shared layer may take the last tokens only (Hugging Face's
+    ``logits_to_keep``), since no later layer reads its keys. No padding.
     """
     b, n, _ = _check_inputs(h, p, positions, layer == source)
 
