@@ -170,7 +170,10 @@ def test_cached_decoding_equals_hugging_face_and_holds_fewer_layers(
             # prefill + decode == one forward
             since = stop - out.shape[1]
             assert relative(out, full_seen[i][1][:, since:stop]) <= TOL
-    assert [k is not None for k in cache.keys] == [True] * 3 + [False] * 3
+    held = [True] * 3 + [False] * 3  # as in Hugging Face's cache
+    assert [k is not None for k in cache.keys] == held
+    assert [getattr(layer, "keys", None) is not None
+            for layer in hf_cache.layers] == held
 
 
 def test_turning_sharing_off_in_hugging_face_moves_the_logits(full_pass):
