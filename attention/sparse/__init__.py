@@ -17,6 +17,8 @@
   difference, λ's re-parameterisation and its depth-dependent start, the per-pair
   RMSNorm and its (1 - λ_init) scale; the token mixer of the ``diffllama`` family
   (``attention.families.diffllama``).
+- ``kv_sharing``: cross-layer KV sharing (Gemma 4's shared layers read an earlier
+  layer's keys and values; the cache keeps the others' only) and Gemma 4's attention.
 
 Chapter 12's recurrent mixers sit beside chapter 10's: ``attention.linear.kda`` (Kimi
 Linear's per-channel delta rule) and ``attention.linear.lightning`` (MiniMax).

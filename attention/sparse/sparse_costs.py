@@ -16,7 +16,9 @@ and 10: ``attention.model.CONFIGS``, ``attention.families.moe_costs.MOE_CONFIGS`
 ``attention.linear.costs``) and otherwise from the defaults of transformers 5.23's
 configuration classes, each of which names the checkpoint it documents; the tests check
 every typed number against its source. (This module imports no family: the families
-import ``attention.sparse``.)
+import ``attention.sparse``.) ``shared_kv_card`` counts cross-layer KV sharing (Gemma
+4's and Gemma 3n's ``num_kv_shared_layers``): only the layers that compute their own keys
+and values cache them (``attention.sparse.kv_sharing``).
 """
 
 # --8<-- [start:imports]
@@ -26,6 +28,7 @@ from attention.kv_cache import kv_cache_bytes_for
 from attention.linear.costs import QWEN3_NEXT_80B, HybridCard
 from attention.model import ModelConfig
 from attention.sparse.indexer import Indexer
+from attention.sparse.kv_sharing import kv_sources
 # --8<-- [end:imports]
 
 # DeepSeek-V3.2-Exp's attention (its config.json; transformers'
@@ -168,3 +171,37 @@ CARDS = {  # name: (design, layers)
     "Kimi Linear (HF default)": ("KDA 21 : 6 MLA", KIMI_LINEAR),
 }
 # --8<-- [end:cards]
+
+
+# --8<-- [start:shared]
+def shared_kv_card(layer_types, n_shared, values, window):
+    """``Cached`` rows of a model whose last n_shared layers read an
+    earlier layer's keys and values (``kv_sources``): only the layers
+    that compute their own cache them. layer_types: "sliding" or "full"
+    per layer; values: {kind: numbers per token per layer}; window: the
+    sliding layers' window."""
+    sources = kv_sources(layer_types, n_shared)
+    unknown = set(layer_types) - {"sliding", "full"} | (
+        set(layer_types) - set(values))
+    if unknown:
+        raise ValueError(f"shared_kv_card: each layer type must be "
+                         f"'sliding' or 'full' and have values, got "
+                         f"{sorted(unknown)} (values for {sorted(values)})")
+    cached = [kind for i, kind in enumerate(layer_types) if sources[i] == i]
+    return [Cached(cached.count(kind), values[kind],
+                   window=window if kind == "sliding" else None)
+            for kind in ("sliding", "full") if kind in cached]
+
+
+# transformers' Gemma3nTextConfig (google/gemma-3n-E4B): 35 layers, every
+# fifth full, the others a window of 512; 2 key/value heads of 256; the
+# last 15 layers share. Gemma4TextConfig (google/gemma-4-e2b-it): 30
+# layers, every sixth full; 4 key/value heads of 256 in sliding layers and
+# of 512 (global_head_dim) in full ones, a window of 512; no layer shares
+# by default (num_kv_shared_layers = 0).
+GEMMA_3N_E4B = (["full" if (i + 1) % 5 == 0 else "sliding"
+                 for i in range(35)], 15,
+                {"sliding": 2 * 2 * 256, "full": 2 * 2 * 256}, 512)
+GEMMA_4 = (["full" if (i + 1) % 6 == 0 else "sliding" for i in range(30)],
+           0, {"sliding": 2 * 4 * 256, "full": 2 * 4 * 512}, 512)
+# --8<-- [end:shared]
