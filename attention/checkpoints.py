@@ -476,14 +476,14 @@ def _v4_rope(rope, c):
 
 def _v4_sizes(values, c):
     """DeepSeek-V4's own fields -> V4Sizes (ModelConfig.linear)."""
-    (types, mlp_types, window, q_rank, o_groups, o_rank, rates, heads,
+    (types, mlp_types, q_rank, o_groups, o_rank, rates, heads,
      dim, topk, hc, iters, hc_eps, E, k, score, scale, limit) = values
     kinds = {"sliding_attention": "sliding",
              "compressed_sparse_attention": "csa",
              "heavily_compressed_attention": "hca"}
     return V4Sizes(
         kinds=tuple(kinds[t] for t in types),
-        hashed=tuple(t == "hash_moe" for t in mlp_types), window=window,
+        hashed=tuple(t == "hash_moe" for t in mlp_types),
         q_lora_rank=q_rank, o_groups=o_groups, o_lora_rank=o_rank,
         m_csa=rates["compressed_sparse_attention"],
         m_hca=rates["heavily_compressed_attention"],
@@ -500,7 +500,8 @@ FAMILIES["deepseek_v4"] = Family(
           if k not in ("attention_bias", "intermediate_size")} | {
         "head_dim": "head_dim", "moe_intermediate_size": "d_ff",
         "rope_parameters": (("rope_base", "rope_fraction"), _v4_rope),
-        ("layer_types", "mlp_layer_types", "sliding_window", "q_lora_rank",
+        "sliding_window": "sliding_window",
+        ("layer_types", "mlp_layer_types", "q_lora_rank",
          "o_groups", "o_lora_rank", "compress_rates", "index_n_heads",
          "index_head_dim", "index_topk", "hc_mult", "hc_sinkhorn_iters",
          "hc_eps", "n_routed_experts", "num_experts_per_tok", "scoring_func",
@@ -517,7 +518,8 @@ FAMILIES["deepseek_v4"] = Family(
     # num_nextn_predict_layers counts multi-token prediction modules that
     # Hugging Face's forward never builds; the rest: training, outputs
     inert=_MOE_INERT | {"attention_dropout", "rope_theta",
-                        "compress_rope_theta", "num_nextn_predict_layers"})
+                        "compress_rope_theta", "num_nextn_predict_layers"},
+    fixed={"rope_layout": "interleaved"})  # what its layers rotate
 
 
 def config_from_hf(hf_config):

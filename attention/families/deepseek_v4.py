@@ -1,6 +1,6 @@
 """DeepSeek-V4: compressed attention, hyper-connections and hash-routed experts.
 
-DeepSeek-AI, "DeepSeek-V4" (2026), as Hugging Face's ``DeepseekV4ForCausalLM`` computes it.
+DeepSeek-AI, "DeepSeek-V4" (2026), as Hugging Face's ``DeepseekV4ForCausalLM`` has it.
 Three parts differ from DeepSeek-V3:
 
 - the residual stream is ``hc_mult`` streams (manifold-constrained hyper-connections,
@@ -17,10 +17,12 @@ Three parts differ from DeepSeek-V3:
 - experts scored by sqrt(softplus) with a clamped SwiGLU; the first layers route by a
   fixed table of token ids (hash routing), so their blocks take the token ids.
 
-Its sizes live in ``ModelConfig.linear`` (a ``V4Sizes``). Each layer keeps its window of
-keys in the KV cache and its compressors' state (the unfinished block, the entries so
-far) in the cache's ``states``: the layers are "recurrent" to ``attention.kv_cache``,
-whose ``RecurrentSlot`` hands over both. Left padding is refused by name.
+Its sizes live in ``ModelConfig.linear`` (a ``V4Sizes``) and ``sliding_window``, the
+window of keys every layer reads. Each layer keeps that window of keys in the KV cache
+(a ``KVCache(window=sliding_window)`` forgets the rest) and its compressors' state (the
+unfinished block, the entries so far) in the cache's ``states``: the layers are
+"recurrent" to ``attention.kv_cache``, whose ``RecurrentSlot`` hands over both. Left
+padding is refused by name.
 """
 
 # --8<-- [start:imports]
@@ -47,7 +49,6 @@ class V4Sizes:
     """DeepSeek-V4's own sizes (ModelConfig.linear of arch "deepseek_v4")."""
     kinds: tuple            # per layer: "sliding", "csa" or "hca"
     hashed: tuple           # per layer: routes by token id (hash_moe)
-    window: int             # the sliding window every layer reads
     q_lora_rank: int        # the low-rank queries' width
     o_groups: int           # groups of heads of the output projection
     o_lora_rank: int        # each group's low-rank width
@@ -128,7 +129,6 @@ def v4_attention(h, p, config, positions, slot, kind):
     s, D, eps = config.linear, config.d_head, config.norm_eps
     rd = int(D * config.rope_fraction)
     base = config.rope_base if kind == "sliding" else s.compress_base
-    positions = np.asarray(positions)
     q_res = rms_norm(h @ p["attn.W_qa"], p["attn.q_norm.weight"], eps=eps)
     q = _unit_rms(split_heads(q_res @ p["attn.W_qb"], config.n_heads), eps)
     q = _rotate_tail(q, positions, rd, base)            # (batch, H, n, D)
@@ -140,7 +140,7 @@ def v4_attention(h, p, config, positions, slot, kind):
     else:  # the key is the value: nothing stored as values
         keys, _, key_positions, _ = cache.update(slot.layer, kv, kv[..., :0])
         state = slot.state or {}
-    mask = window_mask(positions, key_positions, window=s.window)
+    mask = window_mask(positions, key_positions, window=config.sliding_window)
     mask = np.broadcast_to(mask, (h.shape[0], *mask.shape))
     if kind != "sliding":
         entries, chosen = _compressed(h, q_res, p, config, positions, kind,
@@ -242,6 +242,12 @@ def v4_block(x, p, config, positions, *, trace=None, attend_fn=None,
     if slot.valid is not None and not np.all(slot.valid):
         raise ValueError("deepseek_v4: padding (valid with False entries) "
                          "is not implemented")
+    positions = np.asarray(positions)
+    if positions.ndim == 2:  # (batch, n) from a cache: alike without <pad>
+        if (positions != positions[:1]).any():
+            raise ValueError("deepseek_v4: positions must be the same in "
+                             "every sequence of the batch")
+        positions = positions[0]
     kept = {}
 
     def attn(h):
@@ -323,6 +329,9 @@ def _check(c):
         raise ValueError(f"ModelConfig: arch 'deepseek_v4' needs linear = a "
                          f"V4Sizes with kinds and hashed for each of the "
                          f"{c.n_layers} layers, got {s!r}")
+    if c.sliding_window is None:
+        raise ValueError("ModelConfig: deepseek_v4 needs sliding_window, the "
+                         "window of keys every layer reads")
     if c.n_kv_heads != 1 or (c.n_heads * c.d_head) % s.o_groups:
         raise ValueError(f"ModelConfig: deepseek_v4 has one key-value head "
                          f"and o_groups = {s.o_groups} dividing n_heads * "
