@@ -52,20 +52,21 @@ class V4Sizes:
     q_lora_rank: int        # the low-rank queries' width
     o_groups: int           # groups of heads of the output projection
     o_lora_rank: int        # each group's low-rank width
-    m_csa: int              # tokens per CSA entry
-    m_hca: int              # tokens per HCA entry
-    compress_base: float    # RoPE base of the compressed layers
     index_heads: int        # the indexer's heads,
     index_dim: int          # their size,
     index_topk: int         # and the entries each query keeps
     hc_mult: int            # residual streams
-    hc_iters: int           # Sinkhorn-Knopp iterations
-    hc_eps: float           # their floor
-    n_experts: int
-    top_k: int
-    score: str              # "sqrtsoftplus" or "sigmoid"
-    routed_scale: float     # multiplies the routed experts' weights
-    swiglu_limit: float     # clamps the SwiGLU's gate and up projections
+    n_experts: int          # routed experts (one shared expert beside)
+    top_k: int              # routed experts per token
+    # the rest: Hugging Face's defaults (DeepseekV4Config)
+    m_csa: int = 4          # tokens per CSA entry
+    m_hca: int = 128        # tokens per HCA entry
+    compress_base: float = 160000.0  # RoPE base of the compressed layers
+    hc_iters: int = 20      # Sinkhorn-Knopp iterations
+    hc_eps: float = 1e-6    # their floor
+    score: str = "sqrtsoftplus"  # the router: or "sigmoid"
+    routed_scale: float = 1.5    # multiplies the routed experts' weights
+    swiglu_limit: float = 10.0   # clamps the SwiGLU's gate and up
 
     def __post_init__(self):
         if not set(self.kinds) <= set(KINDS):
