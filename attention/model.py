@@ -304,8 +304,8 @@ class ModelConfig:
     attn_gate: bool = False         # sigmoid(x W_gate) times each head's
     #                                 output, before W_o (attn.W_gate)
     linear: object = None           # the "linear" layers' own sizes (a
-    #                                 GatedDeltaNetConfig, ...); its family
-    #                                 checks it
+    #                                 GatedDeltaNetConfig, ...; DeepSeek-V4's
+    #                                 V4Sizes); its family checks it
     branch_scales: tuple | None = None  # MiniMax: (alpha, beta) after full
     #   attention, linear attention, the MLP: alpha norm(x) + beta branch
 
