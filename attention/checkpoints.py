@@ -455,16 +455,16 @@ FAMILIES["minimax"] = dataclasses.replace(
 
 
 def _v4_rope(rope, c):
-    """DeepSeek-V4's two RoPEs ("main": sliding layers, "compress": the
-    compressed ones) -> (main base, the fraction of d_head rotated); plain
-    RoPE with one fraction only."""
-    for name in ("main", "compress"):
-        if set(rope[name]) - {"rope_type", "rope_theta",
-                              "partial_rotary_factor"} or (
-                rope[name].get("rope_type", "default") != "default"):
+    """DeepSeek-V4's two RoPEs ("main": sliding layers, plain; "compress":
+    the compressed ones, plain or YaRN) -> (main base, the fraction of
+    d_head rotated, the same in both)."""
+    for name, kinds in (("main", ("default",)),
+                        ("compress", ("default", "yarn"))):
+        if rope[name].get("rope_type", "default") not in kinds:
             raise ValueError(f"config_from_hf: rope_parameters[{name!r}] = "
                              f"{rope[name]!r} is not implemented (only "
-                             f"default RoPE)")
+                             f"{' or '.join(kinds)} RoPE)")
+        _v4_scaling(rope[name], c)  # or a ValueError naming a key
     fractions = {rope[name].get("partial_rotary_factor", 1.0)
                  for name in ("main", "compress")}
     if len(fractions) > 1:
@@ -472,6 +472,12 @@ def _v4_rope(rope, c):
                          f"partial_rotary_factor {sorted(fractions)} differ; "
                          f"only one is implemented")
     return float(rope["main"]["rope_theta"]), fractions.pop()
+
+
+def _v4_scaling(rope, c):
+    """One of V4's RoPEs -> its RopeScaling (None: plain)."""
+    rope = {k: v for k, v in rope.items() if k != "partial_rotary_factor"}
+    return _rope_scaling(rope, c.max_position_embeddings)
 
 
 def _v4_sizes(values, c):
@@ -488,6 +494,7 @@ def _v4_sizes(values, c):
         m_csa=rates["compressed_sparse_attention"],
         m_hca=rates["heavily_compressed_attention"],
         compress_base=float(c.rope_parameters["compress"]["rope_theta"]),
+        compress_scaling=_v4_scaling(c.rope_parameters["compress"], c),
         index_heads=heads, index_dim=dim, index_topk=topk, hc_mult=hc,
         hc_iters=iters, hc_eps=hc_eps, n_experts=E, top_k=k, score=score,
         routed_scale=scale, swiglu_limit=limit)

@@ -62,6 +62,7 @@ class V4Sizes:
     m_csa: int = 4          # tokens per CSA entry
     m_hca: int = 128        # tokens per HCA entry
     compress_base: float = 160000.0  # RoPE base of the compressed layers
+    compress_scaling: object = None  # and their RopeScaling (YaRN), or None
     hc_iters: int = 20      # Sinkhorn-Knopp iterations
     hc_eps: float = 1e-6    # their floor
     score: str = "sqrtsoftplus"  # the router: or "sigmoid"
@@ -82,9 +83,10 @@ def _unit_rms(x, eps):
     return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
 
 
-def _rotate_tail(a, positions, d_rope, base):
+def _rotate_tail(a, positions, d_rope, base, scaling=None):
     """RoPE (interleaved pairs) on the last d_rope features of a."""
-    tail = rope(a[..., -d_rope:], positions, base=base, layout="interleaved")
+    tail = rope(a[..., -d_rope:], positions, base=base, layout="interleaved",
+                scaling=scaling)
     return np.concatenate([a[..., :-d_rope], tail], axis=-1)
 
 
@@ -129,12 +131,13 @@ def v4_attention(h, p, config, positions, slot, kind):
     RecurrentSlot (the cache's window of keys and compressor state)."""
     s, D, eps = config.linear, config.d_head, config.norm_eps
     rd = int(D * config.rope_fraction)
-    base = config.rope_base if kind == "sliding" else s.compress_base
+    base, scaling = ((config.rope_base, None) if kind == "sliding"
+                     else (s.compress_base, s.compress_scaling))
     q_res = rms_norm(h @ p["attn.W_qa"], p["attn.q_norm.weight"], eps=eps)
     q = _unit_rms(split_heads(q_res @ p["attn.W_qb"], config.n_heads), eps)
-    q = _rotate_tail(q, positions, rd, base)            # (batch, H, n, D)
+    q = _rotate_tail(q, positions, rd, base, scaling)   # (batch, H, n, D)
     kv = rms_norm(h @ p["attn.W_kv"], p["attn.kv_norm.weight"], eps=eps)
-    kv = _rotate_tail(kv[:, None], positions, rd, base)  # (batch, 1, n, D)
+    kv = _rotate_tail(kv[:, None], positions, rd, base, scaling)
     cache = slot.cache
     if cache is None:
         keys, key_positions, state = kv, positions, {}
@@ -151,7 +154,7 @@ def v4_attention(h, p, config, positions, slot, kind):
         slot.save(state)
     out, weights = attend(q, keys, keys, causal=False, mask=mask[:, None],
                           sinks=p["attn.sinks"])
-    out = _rotate_tail(out, -positions, rd, base)  # undo the values' RoPE
+    out = _rotate_tail(out, -positions, rd, base, scaling)  # undo v's RoPE
     groups = np.swapaxes(out, 1, 2).reshape(*h.shape[:2], s.o_groups, -1)
     low = np.einsum("bngi,gio->bngo", groups, p["attn.W_oa"])
     return low.reshape(*h.shape[:2], -1) @ p["attn.W_ob"], weights
@@ -165,7 +168,8 @@ def _compressed(h, q_res, p, config, positions, kind, state):
     rd = int(config.d_head * config.rope_fraction)
     m = s.m_csa if kind == "csa" else s.m_hca
     rules = dict(m=m, overlapping=kind == "csa", d_rope=rd,
-                 rope_base=s.compress_base, eps=eps)
+                 rope_base=s.compress_base, eps=eps,
+                 rope_scaling=s.compress_scaling)
     entries = compress(h, _part(p, "attn.compress."), **rules,
                        state=state.setdefault("compress", {}))
     T = entries.shape[1]
@@ -176,7 +180,7 @@ def _compressed(h, q_res, p, config, positions, kind, state):
     keys = compress(h, ix, **rules, state=state.setdefault("index", {}))
     q = (q_res @ ix["W_q"]).reshape(*h.shape[:2], s.index_heads, -1)
     q = np.swapaxes(_rotate_tail(np.swapaxes(q, 1, 2), positions, rd,
-                                 s.compress_base), 1, 2)
+                                 s.compress_base, s.compress_scaling), 1, 2)
     w = (h @ ix["W_w"]) * s.index_heads ** -0.5        # (batch, n, heads)
     if T == 0:
         return entries, np.zeros((*h.shape[:2], 0), bool)

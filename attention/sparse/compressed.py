@@ -91,7 +91,8 @@ def pool_overlapping(kv, gate, bias, m):
 
 
 # --8<-- [start:compress]
-def compress(x, p, *, m, overlapping, d_rope, rope_base, eps, state=None):
+def compress(x, p, *, m, overlapping, d_rope, rope_base, eps, state=None,
+             rope_scaling=None):
     """A layer's compressed entries for tokens x (batch, n, d_model).
 
     p: W_kv, W_gate (d_model, d or 2d), bias (m, d or 2d), norm (d,).
@@ -99,7 +100,8 @@ def compress(x, p, *, m, overlapping, d_rope, rope_base, eps, state=None):
     features rotated, interleaved, at their block's first position.
     Returns (batch, n // m, d). state: a dict kept between calls (the
     model's cache; empty before the first): x then follows the tokens
-    of the earlier calls, and all their entries come back.
+    of the earlier calls, and all their entries come back. rope_scaling:
+    a chapter-8 RopeScaling (DeepSeek-V4's YaRN), or None.
     """
     x = np.asarray(x)
     if x.ndim != 3 or x.shape[-1] != np.shape(p["W_kv"])[0]:
@@ -117,7 +119,7 @@ def compress(x, p, *, m, overlapping, d_rope, rope_base, eps, state=None):
     entries = rms_norm(pooled, p["norm"], eps=eps)
     positions = (done + np.arange(entries.shape[1])) * m  # blocks' starts
     rotated = rope(entries[..., -d_rope:], positions, base=rope_base,
-                   layout="interleaved")
+                   layout="interleaved", scaling=rope_scaling)
     entries = np.concatenate([entries[..., :-d_rope], rotated], axis=-1)
     if "entries" in state:
         entries = np.concatenate([state["entries"], entries], axis=1)

@@ -8,7 +8,8 @@ clamp bites (limit 1), order-one gate biases and selection biases. It loads thro
 ``config_from_hf`` and equals Hugging Face: logits within 1e-10 of their largest value
 (``float64_hf`` swaps Hugging Face's float32 internals and moves its logits only at
 float32 rounding), prefill then decode equal to one forward, cached greedy generation
-token for token. Switching each feature off in Hugging Face changes its logits.
+token for token; with YaRN on the compressed layers' RoPE too. Switching each feature
+off in Hugging Face changes its logits.
 """
 
 import functools
@@ -28,6 +29,8 @@ from attention.parameters import count_parameters
 from tests.package.test_long_context_models import build, float64_hf
 
 TOL = 1e-10
+YARN = {"rope_type": "yarn", "factor": 4.0,
+        "original_max_position_embeddings": 8}
 VOCAB = 41
 IDS = np.random.default_rng(3).integers(0, VOCAB, size=(2, 17))
 SIZES = dict(
@@ -58,8 +61,8 @@ def rel(a, b):
 
 
 @functools.cache
-def loaded():
-    hf_config = v4_config()
+def loaded(yarn=False):
+    hf_config = v4_config(**({"rope_parameters": YARN} if yarn else {}))
     model = build(DeepseekV4ForCausalLM, hf_config, 0)
     gen = torch.Generator().manual_seed(5)
     with torch.no_grad():  # the buffers and gate biases `build` leaves at 0
@@ -101,6 +104,16 @@ def test_whole_model_equals_hugging_face():
     # the hash table and the selection biases are buffers there
     hf_count = sum(t.numel() for t in model.state_dict().values())
     assert count_parameters(config)["total"] == hf_count
+
+
+def test_a_yarn_scaled_compressed_rope_equals_hugging_face():
+    # DeepSeek-V4's released configurations stretch the compressed layers'
+    # RoPE with YaRN (Hugging Face then fixes its attention factor at 1)
+    model, config, params = loaded(yarn=True)
+    assert config.linear.compress_scaling.rope_type == "yarn"
+    ref = hf_logits(model)
+    assert rel(forward(params, config, IDS), ref) < TOL
+    assert rel(ref, hf_reference()) > 1e-3
 
 
 def test_prefill_then_decode_equals_one_forward():
@@ -177,13 +190,9 @@ def test_each_feature_changes_hugging_faces_logits(switch):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(rope_parameters={"main": {"rope_type": "default",
-                                    "rope_theta": 1e3},
-                           "compress": {"rope_type": "yarn",
-                                        "rope_theta": 1.6e3, "factor": 4.0,
-                                        "original_max_position_embeddings":
-                                            16}}),
-     r"rope_parameters\['compress'\] = .* is not implemented"),
+    (dict(rope_parameters={"rope_type": "linear", "factor": 4.0}),
+     r"rope_parameters\['compress'\] = .* is not implemented \(only "
+     r"default or yarn RoPE\)"),
     (dict(norm_topk_prob=False), "norm_topk_prob = False"),
     (dict(n_shared_experts=2), "n_shared_experts = 2"),
     (dict(scoring_func="softmax"), "scoring_func = 'softmax'"),
