@@ -7,7 +7,8 @@ Three parts differ from DeepSeek-V3:
   Xie et al. 2026): before each branch a learned, token-dependent mix collapses them
   into the branch's input ("pre"), after it the output is spread back ("post") and the
   streams mix through a doubly stochastic matrix ("comb", Sinkhorn-Knopp iterations);
-  a last mix ("the head") collapses them before the final norm;
+  a last mix ("the head") collapses them before the final norm
+  (``attention.families.hyper_connections``);
 - attention: one key-value head whose key is also its value, low-rank queries with a
   norm per head, partial RoPE on each head's last features (interleaved), a learned
   sink per head, the output rotated back by its query's position, a grouped low-rank
@@ -32,6 +33,8 @@ from functools import partial
 import numpy as np
 
 from attention.blocks import attend, record
+from attention.families.hyper_connections import (hyper_branch, hyper_head,
+                                                  sigmoid, unit_rms)
 from attention.family import Family, register
 from attention.kv_cache import window_mask
 from attention.multi_head import split_heads
@@ -78,51 +81,11 @@ class V4Sizes:
                              f"{self.score!r}")
 
 
-def _unit_rms(x, eps):
-    """RMSNorm without a weight."""
-    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
-
-
 def _rotate_tail(a, positions, d_rope, base, scaling=None):
     """RoPE (interleaved pairs) on the last d_rope features of a."""
     tail = rope(a[..., -d_rope:], positions, base=base, layout="interleaved",
                 scaling=scaling)
     return np.concatenate([a[..., :-d_rope], tail], axis=-1)
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-# --8<-- [start:hyper]
-def hyper_weights(streams, p, s, eps):
-    """One hyper-connection: streams (batch, n, N, d) -> (pre (.., N),
-    post (.., N), comb (.., N, N)), each a function of the token."""
-    N = s.hc_mult
-    flat = _unit_rms(streams.reshape(*streams.shape[:2], -1), eps)
-    mix = flat @ p["fn"]                              # (batch, n, N(2 + N))
-    a, b, c = p["scale"]
-    pre = _sigmoid(mix[..., :N] * a + p["base"][:N]) + s.hc_eps
-    post = 2 * _sigmoid(mix[..., N:2 * N] * b + p["base"][N:2 * N])
-    logits = (mix[..., 2 * N:] * c + p["base"][2 * N:]).reshape(
-        *mix.shape[:2], N, N)
-    comb = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    comb = comb / comb.sum(axis=-1, keepdims=True) + s.hc_eps
-    comb = comb / (comb.sum(axis=-2, keepdims=True) + s.hc_eps)
-    for _ in range(s.hc_iters - 1):  # towards rows and columns summing to 1
-        comb = comb / (comb.sum(axis=-1, keepdims=True) + s.hc_eps)
-        comb = comb / (comb.sum(axis=-2, keepdims=True) + s.hc_eps)
-    return pre, post, comb
-
-
-def hyper_branch(streams, p, s, eps, branch):
-    """streams -> branch(collapsed input), spread back, plus the mixed
-    streams: new_k = post_k * out + sum_j comb[j, k] streams_j."""
-    pre, post, comb = hyper_weights(streams, p, s, eps)
-    out = branch((pre[..., None] * streams).sum(axis=-2))  # (batch, n, d)
-    mixed = np.einsum("bnjk,bnjd->bnkd", comb, streams)
-    return post[..., None] * out[..., None, :] + mixed
-# --8<-- [end:hyper]
 
 
 # --8<-- [start:attention]
@@ -134,7 +97,7 @@ def v4_attention(h, p, config, positions, slot, kind):
     base, scaling = ((config.rope_base, None) if kind == "sliding"
                      else (s.compress_base, s.compress_scaling))
     q_res = rms_norm(h @ p["attn.W_qa"], p["attn.q_norm.weight"], eps=eps)
-    q = _unit_rms(split_heads(q_res @ p["attn.W_qb"], config.n_heads), eps)
+    q = unit_rms(split_heads(q_res @ p["attn.W_qb"], config.n_heads), eps)
     q = _rotate_tail(q, positions, rd, base, scaling)   # (batch, H, n, D)
     kv = rms_norm(h @ p["attn.W_kv"], p["attn.kv_norm.weight"], eps=eps)
     kv = _rotate_tail(kv[:, None], positions, rd, base, scaling)
@@ -199,7 +162,7 @@ def clamped_swiglu(x, W_gate, W_up, W_down, limit):
     """SwiGLU with the gate clamped above and up clamped both ways."""
     gate = np.minimum(x @ W_gate, limit)
     up = np.clip(x @ W_up, -limit, limit)
-    return (gate * _sigmoid(gate) * up) @ W_down
+    return (gate * sigmoid(gate) * up) @ W_down
 
 
 def v4_experts(h, p, config, token_ids, hashed):
@@ -209,7 +172,7 @@ def v4_experts(h, p, config, token_ids, hashed):
     s = config.linear
     logits = h @ p["mlp.router.W"]                        # (batch, n, E)
     scores = (np.sqrt(np.logaddexp(0.0, logits)) if s.score == "sqrtsoftplus"
-              else _sigmoid(logits))
+              else sigmoid(logits))
     if hashed:
         table = p["mlp.router.hash"]
         if np.asarray(table).dtype.kind not in "iu":
@@ -265,8 +228,10 @@ def v4_block(x, p, config, positions, *, trace=None, attend_fn=None,
         return v4_experts(rms_norm(h, p["norm2.weight"], eps=eps), p, config,
                           token_ids, hashed)
 
-    x_mid = hyper_branch(x, _part(p, "hc1."), config.linear, eps, attn)
-    out = hyper_branch(x_mid, _part(p, "hc2."), config.linear, eps, ffn)
+    s = config.linear
+    hc = dict(iters=s.hc_iters, hc_eps=s.hc_eps, eps=eps)
+    x_mid = hyper_branch(x, _part(p, "hc1."), attn, **hc)
+    out = hyper_branch(x_mid, _part(p, "hc2."), ffn, **hc)
     record(trace, x=x, x_mid=x_mid, out=out, **kept)
     return out
 
@@ -278,13 +243,9 @@ def _streams(x, params, positions, config):
 
 def _head_and_norm(streams, params, config):
     """The head's mix of the streams, then the final RMSNorm."""
-    s, eps = config.linear, config.norm_eps
-    flat = _unit_rms(streams.reshape(*streams.shape[:2], -1), eps)
-    pre = _sigmoid(flat @ params["final_norm.hc.fn"]
-                   * params["final_norm.hc.scale"]
-                   + params["final_norm.hc.base"]) + s.hc_eps
-    x = (pre[..., None] * streams).sum(axis=-2)
-    return rms_norm(x, params["final_norm.weight"], eps=eps)
+    p = {k: params[f"final_norm.hc.{k}"] for k in ("fn", "base", "scale")}
+    x = hyper_head(streams, p, config.linear.hc_eps, config.norm_eps)
+    return rms_norm(x, params["final_norm.weight"], eps=config.norm_eps)
 # --8<-- [end:block]
 
 

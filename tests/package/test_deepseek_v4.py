@@ -22,6 +22,7 @@ from transformers import DeepseekV4Config, DeepseekV4ForCausalLM
 from transformers.models.deepseek_v4 import modeling_deepseek_v4 as hf_v4
 
 from attention.checkpoints import config_from_hf, from_hf_state_dict
+from attention.families.hyper_connections import hyper_branch, hyper_weights
 from attention.generation import generate
 from attention.kv_cache import KVCache
 from attention.model import forward
@@ -212,6 +213,21 @@ def test_padding_and_a_float_hash_table_are_refused_by_name():
                        params["blocks.0.mlp.router.hash"].astype(float)}
     with pytest.raises(ValueError, match="integer expert ids"):
         forward(floats, config, IDS)
+
+
+def test_sinkhorn_makes_the_stream_mix_doubly_stochastic():
+    rng = np.random.default_rng(4)
+    streams = rng.normal(size=(2, 5, 3, 8))
+    p = {"fn": 0.2 * rng.normal(size=(24, 15)), "base": rng.normal(size=15),
+         "scale": np.ones(3)}
+    one, many = (hyper_weights(streams, p, iters=k, hc_eps=1e-6, eps=1e-6)[2]
+                 for k in (1, 20))
+    assert np.abs(one.sum(axis=-2) - 1).max() < 1e-5  # columns only
+    assert np.abs(one.sum(axis=-1) - 1).max() > 0.1
+    assert np.abs(many.sum(axis=-1) - 1).max() < 1e-5  # and rows
+    with pytest.raises(ValueError, match=r"streams must be \(batch, n, N, "
+                                         r"d\), got shape \(5, 3, 8\)"):
+        hyper_branch(streams[0], p, lambda h: h, iters=1, hc_eps=0, eps=0)
 
 
 def test_the_published_configuration_loads():
