@@ -194,6 +194,12 @@ def test_each_feature_changes_hugging_faces_logits(switch):
     (dict(rope_parameters={"rope_type": "linear", "factor": 4.0}),
      r"rope_parameters\['compress'\] = .* is not implemented \(only "
      r"default or yarn RoPE\)"),
+    (dict(rope_parameters={
+        "main": {"rope_type": "default", "rope_theta": 1e3,
+                 "partial_rotary_factor": 0.25},
+        "compress": {"rope_type": "default", "rope_theta": 1e3,
+                     "partial_rotary_factor": 0.5}}),
+     r"partial_rotary_factor \[0.25, 0.5\] differ"),
     (dict(norm_topk_prob=False), "norm_topk_prob = False"),
     (dict(n_shared_experts=2), "n_shared_experts = 2"),
     (dict(scoring_func="softmax"), "scoring_func = 'softmax'"),
