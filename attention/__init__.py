@@ -64,9 +64,9 @@ Chapter 12, sparse and compressed attention (see attention.sparse)
                       masked and gathered attention, the indexer's KL loss;
                       DeepSeek-V4's compressed entries; bytes read and cached per
                       token; the output gate; differential attention (the families
-                      deepseek_v32, qwen3_next, kimi_linear, minimax, diffllama and
-                      olmo2 are in attention.families; KDA and lightning attention
-                      in attention.linear)
+                      deepseek_v32, deepseek_v4, qwen3_next, kimi_linear, minimax,
+                      diffllama and olmo2 are in attention.families; KDA and
+                      lightning attention in attention.linear)
 Chapter 13, attention in both directions (see attention.encoders)
     encoders          BERT (post-LN, padding mask, MLM head) and its block's backward,
                       [CLS] and mean pooling, ViT (patches, interpolated positions),

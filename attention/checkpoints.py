@@ -31,6 +31,7 @@ from attention.linear.gated_deltanet import GatedDeltaNetConfig
 from attention.linear.kda import KDAConfig
 from attention.linear.lightning import LightningConfig
 from attention.long_context.rope_scaling import ROPE_TYPES, RopeScaling
+from attention.families.deepseek_v4 import SCORES, V4Sizes
 from attention.family import family_of
 from attention.model import ModelConfig, parameter_shapes
 from attention.sparse.indexer import Indexer
@@ -453,6 +454,81 @@ FAMILIES["minimax"] = dataclasses.replace(
     accepted={"hidden_act": ("silu",), "sliding_window": (None,)})
 
 
+def _v4_rope(rope, c):
+    """DeepSeek-V4's two RoPEs ("main": sliding layers, plain; "compress":
+    the compressed ones, plain or YaRN) -> (main base, the fraction of
+    d_head rotated, the same in both)."""
+    for name, kinds in (("main", ("default",)),
+                        ("compress", ("default", "yarn"))):
+        if rope[name].get("rope_type", "default") not in kinds:
+            raise ValueError(f"config_from_hf: rope_parameters[{name!r}] = "
+                             f"{rope[name]!r} is not implemented (only "
+                             f"{' or '.join(kinds)} RoPE)")
+        _v4_scaling(rope[name], c)  # or a ValueError naming a key
+    fractions = {rope[name].get("partial_rotary_factor", 1.0)
+                 for name in ("main", "compress")}
+    if len(fractions) > 1:
+        raise ValueError(f"config_from_hf: rope_parameters' "
+                         f"partial_rotary_factor {sorted(fractions)} differ; "
+                         f"only one is implemented")
+    return float(rope["main"]["rope_theta"]), fractions.pop()
+
+
+def _v4_scaling(rope, c):
+    """One of V4's RoPEs -> its RopeScaling (None: plain)."""
+    rope = {k: v for k, v in rope.items() if k != "partial_rotary_factor"}
+    return _rope_scaling(rope, c.max_position_embeddings)
+
+
+def _v4_sizes(values, c):
+    """DeepSeek-V4's own fields -> V4Sizes (ModelConfig.linear)."""
+    (types, mlp_types, q_rank, o_groups, o_rank, rates, heads,
+     dim, topk, hc, iters, hc_eps, E, k, score, scale, limit) = values
+    kinds = {"sliding_attention": "sliding",
+             "compressed_sparse_attention": "csa",
+             "heavily_compressed_attention": "hca"}
+    return V4Sizes(
+        kinds=tuple(kinds[t] for t in types),
+        hashed=tuple(t == "hash_moe" for t in mlp_types),
+        q_lora_rank=q_rank, o_groups=o_groups, o_lora_rank=o_rank,
+        m_csa=rates["compressed_sparse_attention"],
+        m_hca=rates["heavily_compressed_attention"],
+        compress_base=float(c.rope_parameters["compress"]["rope_theta"]),
+        compress_scaling=_v4_scaling(c.rope_parameters["compress"], c),
+        index_heads=heads, index_dim=dim, index_topk=topk, hc_mult=hc,
+        hc_iters=iters, hc_eps=hc_eps, n_experts=E, top_k=k, score=score,
+        routed_scale=scale, swiglu_limit=limit)
+
+
+# Chapter 12: DeepSeek-V4 (attention.families.deepseek_v4).
+FAMILIES["deepseek_v4"] = Family(
+    arch="deepseek_v4",
+    read={k: v for k, v in FAMILIES["llama"].read.items()
+          if k not in ("attention_bias", "intermediate_size")} | {
+        "head_dim": "head_dim", "moe_intermediate_size": "d_ff",
+        "rope_parameters": (("rope_base", "rope_fraction"), _v4_rope),
+        "sliding_window": "sliding_window",
+        ("layer_types", "mlp_layer_types", "q_lora_rank",
+         "o_groups", "o_lora_rank", "compress_rates", "index_n_heads",
+         "index_head_dim", "index_topk", "hc_mult", "hc_sinkhorn_iters",
+         "hc_eps", "n_routed_experts", "num_experts_per_tok", "scoring_func",
+         "routed_scaling_factor", "swiglu_limit"): ("linear", _v4_sizes)},
+    accepted={"hidden_act": ("silu",), "attention_bias": (False,),
+              "mlp_bias": (False,), "num_key_value_heads": (1,),
+              # Hugging Face always renormalises and builds one shared expert
+              "norm_topk_prob": (True,), "n_shared_experts": (1,),
+              "scoring_func": SCORES,
+              "partial_rotary_factor": lambda c: c.partial_rotary_factor in (
+                  None, c.rope_parameters["main"].get(
+                      "partial_rotary_factor", 1.0))},
+    # rope_theta and compress_rope_theta are folded into rope_parameters;
+    # num_nextn_predict_layers counts multi-token prediction modules that
+    # Hugging Face's forward never builds; the rest: training, outputs
+    inert=_MOE_INERT | {"attention_dropout", "rope_theta",
+                        "compress_rope_theta", "num_nextn_predict_layers"},
+    fixed={"rope_layout": "interleaved"})  # what its layers rotate
+
+
 def config_from_hf(hf_config):
     """A ModelConfig from a Hugging Face configuration of a family in
     FAMILIES (GPT2Config, LlamaConfig).
@@ -608,7 +684,8 @@ def _check_state(state_dict, config):
     sd = dict(state_dict)
     for key, value in sd.items():
         kind = np.asarray(value).dtype
-        if kind.kind != "f":
+        if kind.kind != "f" and not (  # DeepSeek-V4's table of expert ids
+                key.endswith(".tid2eid") and kind.kind in "iu"):
             raise ValueError(f"from_hf_state_dict: {key} must be an array of "
                              f"floats, got dtype {kind}")
         if key.endswith(("experts.gate_up_proj", "experts.down_proj")) and (

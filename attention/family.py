@@ -44,7 +44,10 @@ class Family:
     #                            parameters, short names (None: no loader)
     layer_mixer: Callable = lambda config, i: "attention"  # layer i's token
     #   mixer kind: "attention" (keys and values in the KV cache) or
-    #   "recurrent" (a state of fixed size, chapter 12's hybrids)
+    #   "recurrent" (a state of fixed size, chapter 12's hybrids; DeepSeek-V4:
+    #   its compressors' state, and its window of keys through the slot's cache)
+    token_ids: bool = False  # the block also takes token_ids= (batch, n):
+    #                          DeepSeek-V4's experts route some layers by them
 
 
 def register(family):

@@ -304,8 +304,8 @@ class ModelConfig:
     attn_gate: bool = False         # sigmoid(x W_gate) times each head's
     #                                 output, before W_o (attn.W_gate)
     linear: object = None           # the "linear" layers' own sizes (a
-    #                                 GatedDeltaNetConfig, ...); its family
-    #                                 checks it
+    #                                 GatedDeltaNetConfig, ...; DeepSeek-V4's
+    #                                 V4Sizes); its family checks it
     branch_scales: tuple | None = None  # MiniMax: (alpha, beta) after full
     #   attention, linear attention, the MLP: alpha norm(x) + beta branch
 
@@ -421,7 +421,8 @@ def forward(params, config, token_ids, *, positions=None, trace=None,
         kept = None if trace is None else {}
         block = family.block(config, i)  # layer i's parts, wired
         x = block(x, block_params(params, i), config, positions, trace=kept,
-                  attend_fn=attend_fns[i], dropout=block_params(drop, i))
+                  attend_fn=attend_fns[i], dropout=block_params(drop, i),
+                  **({"token_ids": ids} if family.token_ids else {}))
         if trace is not None:
             trace.update({f"blocks.{i}.{k}": v for k, v in kept.items()})
     if cache is not None:

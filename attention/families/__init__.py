@@ -39,6 +39,10 @@ Chapter 12's hybrids, whose ``layer_mixer`` makes the "linear" layers recurrent:
 - ``kimi_linear``: Kimi Linear (KDA beside MLA without positions, DeepSeek's experts);
 - ``minimax``: MiniMax-01 (lightning attention beside softmax attention, the scaled
   residual branches).
+
+And ``deepseek_v4``: DeepSeek-V4 (hyper-connections between layers, a sliding window
+beside compressed entries, hash-routed experts), whose layers keep their compressors'
+state where the hybrids keep theirs; ``hyper_connections``, its residual streams.
 """
 
 # Importing the package imports every module in it, so every family registers

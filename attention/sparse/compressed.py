@@ -91,13 +91,17 @@ def pool_overlapping(kv, gate, bias, m):
 
 
 # --8<-- [start:compress]
-def compress(x, p, *, m, overlapping, d_rope, rope_base, eps):
+def compress(x, p, *, m, overlapping, d_rope, rope_base, eps, state=None,
+             rope_scaling=None):
     """A layer's compressed entries for tokens x (batch, n, d_model).
 
     p: W_kv, W_gate (d_model, d or 2d), bias (m, d or 2d), norm (d,).
     The pooled entries are RMS-normalised, then their last d_rope
     features rotated, interleaved, at their block's first position.
-    Returns (batch, n // m, d).
+    Returns (batch, n // m, d). state: a dict kept between calls (the
+    model's cache; empty before the first): x then follows the tokens
+    of the earlier calls, and all their entries come back. rope_scaling:
+    a chapter-8 RopeScaling (DeepSeek-V4's YaRN), or None.
     """
     x = np.asarray(x)
     if x.ndim != 3 or x.shape[-1] != np.shape(p["W_kv"])[0]:
@@ -105,12 +109,28 @@ def compress(x, p, *, m, overlapping, d_rope, rope_base, eps):
                          f"d_model = {np.shape(p['W_kv'])[0]} (W_kv's rows), "
                          f"got {x.shape}")
     kv, gate = x @ p["W_kv"], x @ p["W_gate"]
+    state = {} if state is None else state
+    if state:  # the unfinished block (CSA: and the last whole one) first
+        kv = np.concatenate([state["kv"], kv], axis=1)
+        gate = np.concatenate([state["gate"], gate], axis=1)
+    carried, done = state.get("carried", 0), state.get("done", 0)
     pool = pool_overlapping if overlapping else pool_blocks
-    entries = rms_norm(pool(kv, gate, p["bias"], m), p["norm"], eps=eps)
-    positions = np.arange(entries.shape[1]) * m  # each block's first token
+    pooled = pool(kv, gate, p["bias"], m)[:, carried:]  # the new entries
+    entries = rms_norm(pooled, p["norm"], eps=eps)
+    positions = (done + np.arange(entries.shape[1])) * m  # blocks' starts
     rotated = rope(entries[..., -d_rope:], positions, base=rope_base,
-                   layout="interleaved")
-    return np.concatenate([entries[..., :-d_rope], rotated], axis=-1)
+                   layout="interleaved", scaling=rope_scaling)
+    entries = np.concatenate([entries[..., :-d_rope], rotated], axis=-1)
+    if "entries" in state:
+        entries = np.concatenate([state["entries"], entries], axis=1)
+    # Keep what the next call pools: CSA's last whole block (its first
+    # series joins the next entry) and the unfinished one.
+    blocks = kv.shape[1] // m
+    carried = int(overlapping and blocks > 0)
+    keep = (blocks - carried) * m
+    state.update(kv=kv[:, keep:], gate=gate[:, keep:], carried=carried,
+                 done=entries.shape[1], entries=entries)
+    return entries
 
 
 def visible_entries(query_positions, n_entries, m):

@@ -6,7 +6,8 @@ lightning indexer's choice of entries), each built from a tiny random configurat
 odd sizes (blocks of 3 and 5, an unfinished block at the end), run without a cache; its
 float32 internals (the gate softmax, RMSNorm, RoPE) swapped for float64 (``float64_hf``).
 The entries agree within 1e-12 relative, the chosen entries exactly (the random scores
-have no tie at the k-th entry: checked).
+have no tie at the k-th entry: checked). Fed in pieces with a state, as a cache feeds it,
+``compress`` gives the entries of one call.
 """
 
 import numpy as np
@@ -104,6 +105,21 @@ def test_compressed_sparse_entries_and_their_choice_equal_hugging_face(inputs):
     chosen = csa_select(q, w, keys, np.arange(17), m=3, top_k=2)
     assert np.array_equal(chosen, block_bias[:, 0].numpy() == 0)
     assert chosen.sum(-1).tolist()[0][:6] == [0, 0, 1, 1, 1, 2]  # grows with t
+
+
+@pytest.mark.parametrize("cls, m", [(DeepseekV4HCACompressor, 5),
+                                    (DeepseekV4CSACompressor, 3)])
+def test_compressing_in_pieces_with_a_state_equals_one_call(inputs, cls, m):
+    # what a cache does: pieces that end inside a block, or complete none
+    x = inputs[0]
+    p = weights(build(cls, seed=3))
+    rules = dict(m=m, overlapping=m == 3, d_rope=D_ROPE, rope_base=THETA,
+                 eps=1e-6)
+    whole, state = compress(x, p, **rules), {}
+    for a, b in [(0, 2), (2, 3), (3, 10), (10, 11), (11, 17)]:
+        pieces = compress(x[:, a:b], p, **rules, state=state)
+    assert pieces.shape == whole.shape and relative(pieces, whole) <= 1e-13
+    assert state["kv"].shape[1] == 17 % m + (m if m == 3 else 0)
 
 
 def test_a_block_pools_its_tokens_by_a_softmax_per_channel():
