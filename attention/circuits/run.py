@@ -77,8 +77,9 @@ def main(model=MODEL, tc=TRAIN, seeds=SEEDS, out=SHIPPED, quiet=False,
             arrays |= {f"seed{seed}/{k}": v.astype(store)
                        for k, v in params.items()}
             if not quiet:
-                print(f"{prefix}seed {seed}: the loss on the repeat drops at step "
-                      f"{run['drop_step']} ({run['seconds']:.0f} s)", flush=True)
+                print(f"{prefix}seed {seed}: the loss on the repeat drops at "
+                      f"step {run['drop_step']} ({run['seconds']:.0f} s)",
+                      flush=True)
         with open(staging / "models.npz", "wb") as f:
             np.savez_compressed(f, **arrays)
         (staging / "log.json").write_text(json.dumps(log), "utf8")
