@@ -17,8 +17,10 @@
 #                  chapter 13's BERT encoding against HF -> benchmarks/encoders.{json,md}
 #   make train     chapter 7's run: tokenizer, GPT, checkpoint and log -> attention/gpt/shipped/
 #                  (deterministic for its seed; one BLAS thread: minutes on 2 shared cores)
-#   make induction chapter 14's run: the attention-only model on three seeds, its weights and
-#                  log -> attention/circuits/shipped/ (deterministic, one BLAS thread)
+#   make induction chapter 14's runs: the attention-only model on three seeds, then the same
+#                  with MLPs; weights and logs -> attention/circuits/shipped/ (mlp-* for the
+#                  second; deterministic, one BLAS thread; `-m attention.circuits.run mlp`
+#                  trains the second only)
 
 PYTHON ?= python3
 VENV ?= .venv

@@ -11,9 +11,13 @@ head wrote into it:
     x_{l+1} = x_l + Σ_h attention_h(x_l) W_O^h           (one layer per l)
     logits = x_L W_U                                    (batch, n, vocab)
 
-No norm, no MLP, no biases. The backward reuses chapter 6's pieces (the
-attention's backward, a linear layer's, the embedding's); ``ablate`` zeroes
-chosen heads' outputs in both passes.
+No norm, no biases, and no MLP unless ``d_mlp`` > 0: then each layer adds,
+after its heads, a GELU MLP (GPT-2's tanh form, no biases) of the stream,
+y = x + Σ_h ..., x_{l+1} = y + gelu(y W_in) W_out, to compare the same
+task with MLPs (Olsson et al. 2022 find induction heads in such models too).
+The backward reuses chapter 6's pieces (the attention's backward, a linear
+layer's, GELU's, the embedding's); ``ablate`` zeroes chosen heads' outputs
+in both passes.
 """
 
 # --8<-- [start:imports]
@@ -21,9 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention.backward.feed_forward import linear_backward
+from attention.backward.feed_forward import gelu_backward, linear_backward
 from attention.backward.model import embedding_backward
 from attention.backward.scaled_dot_product import attention_backward
+from attention.feed_forward import gelu
 from attention.loss import cross_entropy, cross_entropy_backward
 from attention.multi_head import merge_heads, split_heads
 from attention.scaled_dot_product import attention
@@ -39,6 +44,10 @@ def _check_config(c):
                 or value < 1):
             raise ValueError(f"CircuitConfig: {name} must be an int >= 1, got "
                              f"{value!r}")
+    if (isinstance(c.d_mlp, bool) or not isinstance(c.d_mlp, int)
+            or c.d_mlp < 0):
+        raise ValueError(f"CircuitConfig: d_mlp must be an int >= 0 (0: no "
+                         f"MLP), got {c.d_mlp!r}")
     if c.d_model % c.n_heads:
         raise ValueError(f"CircuitConfig: d_model={c.d_model} must be a "
                          f"multiple of n_heads={c.n_heads}")
@@ -82,6 +91,7 @@ class CircuitConfig:
     n_layers: int = 2       # attention layers
     n_heads: int = 2        # heads per layer
     max_positions: int = 64  # longest sequence (learned positions)
+    d_mlp: int = 0          # hidden width of each layer's MLP; 0: no MLP
 
     @property
     def d_head(self):       # size of one head's queries, keys and values
@@ -100,6 +110,9 @@ def init_params(config, rng, *, std=0.02, dtype=np.float32):
         for name in ("W_Q", "W_K", "W_V"):
             shapes[f"{i}.{name}"] = (c.d_model, c.d_model)  # heads side by side
         shapes[f"{i}.W_O"] = (c.d_model, c.d_model)
+        if c.d_mlp:
+            shapes[f"{i}.W_in"] = (c.d_model, c.d_mlp)
+            shapes[f"{i}.W_out"] = (c.d_mlp, c.d_model)
     shapes["W_U"] = (c.d_model, c.vocab_size)
     return {name: (std * rng.standard_normal(shape)).astype(dtype)
             for name, shape in shapes.items()}
@@ -124,6 +137,12 @@ def forward(params, config, ids, *, ablate=(), trace=None):
             trace.update({f"{i}.x": x, f"{i}.q": q, f"{i}.k": k,
                           f"{i}.v": v, f"{i}.weights": w, f"{i}.heads": heads})
         x = x + heads @ params[f"{i}.W_O"]  # the residual stream
+        if config.d_mlp:
+            pre = x @ params[f"{i}.W_in"]  # (batch, n, d_mlp)
+            act = gelu(pre, approximate="tanh")
+            if trace is not None:
+                trace.update({f"{i}.y": x, f"{i}.pre": pre, f"{i}.act": act})
+            x = x + act @ params[f"{i}.W_out"]
     if trace is not None:
         trace["final"] = x
     return x @ params["W_U"]  # (batch, n, vocab)
@@ -136,6 +155,14 @@ def backward(params, config, ids, d_logits, trace, *, ablate=()):
     dx, grads["W_U"], _ = linear_backward(d_logits, trace["final"],
                                           params["W_U"])
     for i in reversed(range(config.n_layers)):  # the last layer first
+        if config.d_mlp:  # x_{i+1} = y + gelu(y W_in) W_out
+            d_act, grads[f"{i}.W_out"], _ = linear_backward(
+                dx, trace[f"{i}.act"], params[f"{i}.W_out"])
+            d_pre = gelu_backward(d_act, trace[f"{i}.pre"],
+                                  approximate="tanh")
+            d_y, grads[f"{i}.W_in"], _ = linear_backward(
+                d_pre, trace[f"{i}.y"], params[f"{i}.W_in"])
+            dx = dx + d_y
         # x_{i+1} = x_i + heads W_O: the residual passes dx on unchanged
         d_heads, grads[f"{i}.W_O"], _ = linear_backward(
             dx, trace[f"{i}.heads"], params[f"{i}.W_O"])

@@ -1,5 +1,5 @@
-"""Chapter 14's attention-only model and its head scores: every gradient equals autograd's
-(float64, <= 1e-12 absolute), ablation included; the scores take their extreme values on
+"""Chapter 14's attention-only model, the same with MLPs, and their head scores: every
+gradient equals autograd's (float64, <= 1e-12 absolute), ablation included; the scores take their extreme values on
 the patterns and matrices that define them; a short run of ``make induction``'s pipeline is
 deterministic and writes what the page reads; the shipped run is what its log says."""
 
@@ -20,6 +20,7 @@ from attention.circuits.scores import (composition_scores, copying_score,
 from attention.circuits.train import InductionTrain, drop_step, half_losses, train
 
 TINY = CircuitConfig(vocab_size=11, d_model=12, n_layers=2, n_heads=3, max_positions=10)
+TINY_MLP = CircuitConfig(**(asdict(TINY) | {"d_mlp": 7}))
 
 
 def torch_loss(params, config, ids, ablate=()):
@@ -37,6 +38,9 @@ def torch_loss(params, config, ids, ablate=()):
             if layer == i:
                 keep[head] = 0
         x = x + (o * keep).transpose(1, 2).reshape(batch, n, -1) @ p[f"{i}.W_O"]
+        if config.d_mlp:
+            x = x + torch.nn.functional.gelu(x @ p[f"{i}.W_in"],
+                                             approximate="tanh") @ p[f"{i}.W_out"]
     logits = x @ p["W_U"]
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, config.vocab_size),
                                              targets.reshape(-1))
@@ -44,13 +48,15 @@ def torch_loss(params, config, ids, ablate=()):
     return loss.item(), {k: t.grad.numpy() for k, t in p.items()}
 
 
+@pytest.mark.parametrize("config", [TINY, TINY_MLP], ids=["attention-only", "mlp"])
 @pytest.mark.parametrize("ablate", [(), ((1, 2),), ((0, 0), (1, 1))])
-def test_every_gradient_equals_autograd_ablated_heads_included(ablate):
+def test_every_gradient_equals_autograd_ablated_heads_included(ablate, config):
     rng = np.random.default_rng(5)
-    params = init_params(TINY, rng, std=0.5, dtype=np.float64)
-    ids = repeated_segments(rng, 3, 5, TINY.vocab_size)
-    loss, grads = loss_and_grads(params, TINY, ids, ablate=ablate)
-    ref_loss, ref = torch_loss(params, TINY, ids, ablate)
+    params = init_params(config, rng, std=0.5, dtype=np.float64)
+    assert ("0.W_in" in params) == bool(config.d_mlp)
+    ids = repeated_segments(rng, 3, 5, config.vocab_size)
+    loss, grads = loss_and_grads(params, config, ids, ablate=ablate)
+    ref_loss, ref = torch_loss(params, config, ids, ablate)
     assert abs(loss - ref_loss) <= 1e-12
     assert grads.keys() == params.keys()
     for name in params:
@@ -88,7 +94,8 @@ def test_forward_refuses_bad_ids_by_name(ids, words):
     ({"n_heads": 5}, "d_model=12 must be a multiple of n_heads=5"),
     ({"vocab_size": 0}, "vocab_size must be an int >= 1"),
     ({"n_layers": 2.0}, "n_layers must be an int >= 1"),
-    ({"max_positions": True}, "max_positions must be an int >= 1")])
+    ({"max_positions": True}, "max_positions must be an int >= 1"),
+    ({"d_mlp": -1}, "d_mlp must be an int >= 0"), ({"d_mlp": 8.0}, "d_mlp must")])
 def test_circuit_config_refuses_bad_sizes_by_name(fields, words):
     with pytest.raises(ValueError, match=words):
         CircuitConfig(**(asdict(TINY) | fields))
@@ -160,6 +167,31 @@ def test_a_short_run_of_the_pipeline_is_deterministic_and_loads_back(tmp_path):
     assert not list(tmp_path.glob(".a-*"))  # the staging folder is gone
 
 
+def test_a_short_run_with_mlps_ships_float16_beside_and_loads_float32(tmp_path):
+    tc = InductionTrain(steps=20, batch=4, half=5, min_half=3, eval_every=10)
+    run.main(TINY, tc, seeds=(0,), out=tmp_path, quiet=True)
+    run.main(TINY_MLP, tc, seeds=(0, 1), out=tmp_path, quiet=True, prefix="mlp-",
+             store=np.float16)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "log.json", "mlp-log.json", "mlp-models.npz", "models.npz"]
+    with np.load(tmp_path / "mlp-models.npz") as data:
+        assert data["seed1/0.W_in"].dtype == np.float16
+    config, params, log = run.shipped(tmp_path, prefix="mlp-")
+    assert config == TINY_MLP and log["model"] == asdict(TINY_MLP)
+    assert params[1]["1.W_out"].dtype == np.float32
+    assert params[1].keys() == init_params(TINY_MLP, np.random.default_rng(0)).keys()
+    assert run.shipped(tmp_path)[0] == TINY  # the attention-only run is untouched
+    # the weights rounded to float16 score the fixed batch as the log says, nearly
+    fixed = repeated_segments(np.random.default_rng(12345), 64, 5, TINY.vocab_size)
+    assert half_losses(params[1], TINY_MLP, fixed, 5)[1] == pytest.approx(
+        log["seeds"]["1"]["repeat"][-1], abs=1e-2)
+
+
+def test_make_induction_refuses_a_model_it_does_not_know():
+    with pytest.raises(SystemExit, match="unknown model 'gpt'"):
+        run.cli(["mlp", "gpt"])
+
+
 @pytest.mark.parametrize("min_half", [1, 6])
 def test_train_refuses_a_shortest_segment_outside_2_to_half(min_half):
     with pytest.raises(ValueError, match="min_half must lie in 2..half=5"):
@@ -174,10 +206,20 @@ def test_drop_step_is_the_first_scored_step_below_half_the_uniform_loss():
 
 def test_the_shipped_run_has_three_seeds_each_with_its_drop_under_a_megabyte():
     config, params, log = run.shipped()
-    assert (run.SHIPPED / "models.npz").stat().st_size <= 1_000_000
+    assert sum(p.stat().st_size for p in run.SHIPPED.iterdir()) <= 1_000_000
     assert sorted(params) == [0, 1, 2]
     for seed, entry in log["seeds"].items():
         assert entry["drop_step"] is not None
         assert entry["repeat"][-1] < 0.2 < math.log(config.vocab_size) / 2
     assert log["train"] == asdict(run.TRAIN)  # shipped with today's settings
     assert log["model"] == asdict(run.MODEL) and config == run.MODEL
+
+
+def test_the_shipped_run_with_mlps_has_three_seeds_trained_as_the_attention_only():
+    config, params, log = run.shipped(prefix="mlp-")
+    assert config == run.MLP_MODEL and config.d_mlp > 0
+    assert log["model"] == asdict(run.MLP_MODEL)
+    assert log["train"] == asdict(run.MLP_TRAIN) == asdict(run.TRAIN)
+    assert sorted(params) == [0, 1, 2] and "1.W_in" in params[0]
+    for entry in log["seeds"].values():
+        assert entry["drop_step"] == drop_step(entry, config.vocab_size)
