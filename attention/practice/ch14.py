@@ -166,6 +166,14 @@ def _copying_trial(rng, vocab, kind):
         A = A @ A.T + rng.normal(size=(vocab, vocab)) * 0.3  # mostly positive
     elif kind == "suppressor":
         A = -(A @ A.T) + rng.normal(size=(vocab, vocab)) * 0.3
+    elif kind == "complex eigenvalues":  # a ± ib, mixed signs, in a random basis:
+        D = np.zeros((vocab, vocab))    # |λ|, |Re λ| and |diagonal| all differ
+        for j in range(0, vocab - 1, 2):
+            a, b = rng.normal(), rng.uniform(2, 4)
+            D[j:j + 2, j:j + 2] = [[a, -b], [b, a]]
+        if vocab % 2:
+            D[-1, -1] = rng.normal()
+        A = A @ D @ np.linalg.inv(A)
     return Trial(f"a ({vocab}, {vocab}) OV circuit{', ' + kind if kind else ''}", (A,),
                  {}, np.dtype(np.float64))
 
@@ -173,7 +181,8 @@ def _copying_trial(rng, vocab, kind):
 def check_copying_score(your_function):
     """Exercise 4: your_function(ov) = Σλ / Σ|λ| over the eigenvalues of ov."""
     rng = fresh_rng()
-    trials = [_copying_trial(rng, 6, ""), _copying_trial(rng, 9, "copier"),
+    trials = [_copying_trial(rng, 6, "complex eigenvalues"),
+              _copying_trial(rng, 6, ""), _copying_trial(rng, 9, "copier"),
               _copying_trial(rng, 7, "suppressor"), _copying_trial(rng, 12, "")]
 
     def score(ov):

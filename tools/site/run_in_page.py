@@ -59,7 +59,10 @@ from tools.source.markdown import (  # noqa: E402
 
 ASSETS = "assets/pyodide"
 PACKAGE = "attention"
-RESULTS = "benchmarks/results.json"
+# The benchmarks' results that pages read beside the package, as in the repository
+# (chapters 5, 12 and 13): installed from the package's wheel, they are there too.
+RESULTS = ("benchmarks/results.json", "benchmarks/sparse-decode.json",
+           "benchmarks/kda-chunked.json", "benchmarks/encoders.json")
 IN_BROWSER = {"numpy", PACKAGE} | set(sys.stdlib_module_names)
 WHAT = {"torch": "PyTorch", "transformers": "Hugging Face Transformers",
         "matplotlib": "Matplotlib"}
@@ -86,13 +89,6 @@ NOT_IN_BROWSER: dict[str, dict[str, str]] = {
         "time_forms(n": "times four forms of attention at up to 2048 tokens: the "
                         "times belong to the machine that built the page, not to "
                         "single-threaded WebAssembly without BLAS",
-    },
-    "chapters/ch12-sparse-attention.md": {
-        "sparse-decode.json": "reads the benchmark's results from the repository",
-        "kda-chunked.json": "reads the benchmark's results from the repository",
-    },
-    "chapters/ch13-encoders-and-cross-attention.md": {
-        "encoders.json": "reads the benchmark's results from the repository",
     },
     "chapters/ch05-attention-at-scale.md": {
         "results.json": "reads the benchmark's results from the repository",
@@ -465,9 +461,9 @@ def package_wheel_bytes() -> tuple[str, bytes]:
     (``tools/notebooks/chapter.py``)."""
     files = {path.relative_to(ROOT).as_posix(): path.read_bytes()
              for path in sorted((ROOT / PACKAGE).rglob("*.py"))}
-    # Chapter 5 reads the benchmark's results next to the package, as in the repository:
-    # installed from this wheel, they are there too (site-packages/benchmarks/).
-    files[RESULTS] = (ROOT / RESULTS).read_bytes()
+    # Pages read benchmarks' results next to the package, as in the repository: installed
+    # from this wheel, they are there too (site-packages/benchmarks/).
+    files |= {name: (ROOT / name).read_bytes() for name in RESULTS}
     return wheel("attention_from_scratch", files)
 
 
