@@ -3,31 +3,14 @@ float32 internals computed in float64, and a state dict as NumPy arrays.
 
 Imported by the test files only (it imports torch)."""
 
-import contextlib
-from unittest import mock
-
 import numpy as np
 import torch
 
+# Hugging Face's float32 internals (the eager softmax's dtype, RoPE's frequencies and
+# angles, ModernBERT's q.float()) in float64, the same formulas: chapter 8's.
+from tests.package.test_long_context_models import float64_hf  # noqa: F401
+
 TOL = 1e-10  # relative to the largest output, float64
-
-
-@contextlib.contextmanager
-def float64_hf():
-    """Hugging Face's float32 internals (the eager softmax's dtype, RoPE's
-    frequencies and angles, ModernBERT's q.float()) in float64, the same
-    formulas: torch.float and torch.float32 name float64, Tensor.float()
-    casts to float64 and so does the default dtype."""
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        with mock.patch.object(torch, "float", torch.float64), \
-                mock.patch.object(torch, "float32", torch.float64), \
-                mock.patch.object(torch.Tensor, "float",
-                                  lambda t: t.to(torch.float64)):
-            yield
-    finally:
-        torch.set_default_dtype(default)
 
 
 def randomise(model, seed):
