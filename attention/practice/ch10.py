@@ -32,6 +32,27 @@ def _plain(q, k, v):
     return linear_attention_parallel(q, k, v, normalize=False)
 
 
+def _decay_compare(what, not_finite, hints):
+    """The comparison of exercises 4 and 5 (decays whose running sums reach -1500): a
+    wrong value is named by its hint, and a nan or inf by the overflow behind it."""
+    def compare(result, expected, trial):
+        got, problem = as_array(result, what)
+        if problem is not None:
+            return problem
+        problem = difference(got, expected, trial.dtype, kind=False)
+        if problem is None:
+            return None
+        if got.shape == expected.shape and not np.all(np.isfinite(got)):
+            return (f"{not_finite}: an exponential overflowed (the running sums of g "
+                    "reach -1500 here); exponentiate only differences of them that "
+                    "are <= 0")
+        for wrong, message in hints:
+            if matches(got, wrong(*trial.args), trial.dtype):
+                return message
+        return problem
+    return compare
+
+
 # Exercise 1 ---------------------------------------------------------------------------
 
 @redrawable
@@ -345,22 +366,8 @@ def check_decayed_attention(your_function):
              (lambda q, k, v, g: _plain(q, k, v),
               "nothing fades: this is causal linear attention without the decay")]
 
-    def compare(result, expected, trial):
-        got, problem = as_array(result, "decayed_attention")
-        if problem is not None:
-            return problem
-        problem = difference(got, expected, trial.dtype, kind=False)
-        if problem is None:
-            return None
-        if got.shape == expected.shape and not np.all(np.isfinite(got)):
-            return ("some outputs are nan or inf where the answer is finite: an "
-                    "exponential overflowed (the running sums of g reach -1500 here); "
-                    "exponentiate only differences of them that are <= 0")
-        for wrong, message in hints:
-            if matches(got, wrong(*trial.args), trial.dtype):
-                return message
-        return problem
-
+    compare = _decay_compare("decayed_attention", "some outputs are nan or inf where "
+                             "the answer is finite", hints)
     problem = first_failure(your_function, trials, gla_recurrent,
                             what="decayed_attention", compare=compare,
                             forbidden=(decayed, chunked, chunk_decays,
@@ -422,22 +429,8 @@ def check_decayed_state(your_function):
               "the pairs are not faded: token t's pair fades by the decays of the "
               "tokens after it")]
 
-    def compare(result, expected, trial):
-        got, problem = as_array(result, "decayed_state")
-        if problem is not None:
-            return problem
-        problem = difference(got, expected, trial.dtype, kind=False)
-        if problem is None:
-            return None
-        if got.shape == expected.shape and not np.all(np.isfinite(got)):
-            return ("some entries are nan or inf where the state is finite: an "
-                    "exponential overflowed (the running sums of g reach -1500 here); "
-                    "exponentiate only differences of them that are <= 0")
-        for wrong, message in hints:
-            if matches(got, wrong(*trial.args), trial.dtype):
-                return message
-        return problem
-
+    compare = _decay_compare("decayed_state", "some entries are nan or inf where "
+                             "the state is finite", hints)
     problem = first_failure(your_function, trials, decayed_state_reference,
                             what="decayed_state", compare=compare,
                             forbidden=(decayed, chunked, chunk_decays,
